@@ -1,0 +1,1 @@
+"""Autograder for the attention course kit (see README.md)."""

@@ -1,0 +1,58 @@
+"""The command line: parse arguments, call the command's module, map errors to exit codes.
+
+Exit codes: 0 whenever a report was produced (whatever the score), 2 for bad arguments or
+an unknown assignment, 3 when the grader itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader.settings import Settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser for every subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m grader", description="Grade attention exercises.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    grade = commands.add_parser("grade", help="grade one submission with the hidden tests")
+    grade.add_argument("submission", type=Path, help="a folder holding exercises/<assignment>/*.py")
+    grade.add_argument("--assignment", required=True, help="for example ch03")
+    grade.add_argument("--json", type=Path, dest="json_path", help="write the report here")
+    grade.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
+    grade.add_argument("--quiet", action="store_true", help="print only the total")
+    add_limits(grade)
+    return parser
+
+
+def add_limits(parser: argparse.ArgumentParser) -> None:
+    """Flags that map onto :class:`Settings` limits."""
+    defaults = Settings()
+    group = parser.add_argument_group("limits for student code")
+    group.add_argument("--probe-timeout", type=float, default=defaults.probe_timeout, help="seconds per check")
+    group.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help="address space per process")
+    group.add_argument("--workers", type=int, default=defaults.workers, help="modules graded at once")
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """The settings the parsed flags ask for."""
+    return Settings(
+        suite_dir=args.suite.resolve() if getattr(args, "suite", None) else None,
+        probe_timeout=args.probe_timeout,
+        memory_mb=args.memory_mb,
+        workers=args.workers,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; return the process exit code."""
+    args = build_parser().parse_args(argv)
+    settings = settings_from(args)
+    if args.command == "grade":
+        from grader.commands import grade_command
+
+        return grade_command(args, settings)
+    return 2

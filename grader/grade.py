@@ -1,0 +1,145 @@
+"""Grade one submission: take it, run the hidden suite against it, build the report.
+
+The steps, each small: ``submission.take`` copies the exercise modules; ``run_suite`` runs
+pytest (with the grader's own configuration, never the submission's) and the grading plugin,
+which sends student code to the sandbox; ``build_report`` turns pytest-json-report's JSON
+and the rubric into a :class:`~grader.model.Report`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from pathlib import Path
+
+from grader import rubric as rubrics
+from grader import submission
+from grader.model import ExerciseResult, Feedback, Report, TestResult
+from grader.sandbox.client import Sandbox
+from grader.settings import Settings
+
+
+class AssignmentNotFound(LookupError):
+    """There is no grading suite for the requested assignment."""
+
+
+def load_rubric(assignment: str, settings: Settings) -> rubrics.Rubric:
+    """The rubric of ``assignment``, or AssignmentNotFound naming what exists."""
+    suite = settings.suite_for(assignment)
+    if not (suite / "rubric.toml").is_file():
+        tests = settings.project_root / "tests"
+        known = sorted(p.parent.name for p in tests.glob("*/rubric.toml"))
+        raise AssignmentNotFound(f"no assignment {assignment!r} (known: {', '.join(known) or 'none'})")
+    return rubrics.load(suite, assignment)
+
+
+def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, known=frozenset()) -> Report:
+    """Grade the submission in ``root`` for ``assignment``; always returns a report."""
+    rubric = load_rubric(assignment, settings)
+    workdir = sandbox.new_submission_dir()
+    taken = submission.take(root, assignment, [e.name for e in rubric.exercises], workdir, known=known)
+    from grader.plugin import GradingPlugin
+
+    plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=sandbox, submission_dir=workdir, missing=taken.missing)
+    log = run_suite(settings.suite_for(assignment), settings.solutions_for(assignment), plugin)
+    report = build_report(rubric, plugin.json_report, taken, plugin.result.output)
+    if plugin.json_report is None:
+        report.grader_errors.append(f"pytest did not produce a report:\n{log[-3000:]}")
+    return report
+
+
+def run_suite(suite: Path, solutions: Path, plugin) -> str:
+    """Run pytest on ``suite`` in this process with only the grader's plugins; return its log."""
+    import pytest
+
+    args = [
+        str(suite),
+        "-c", os.devnull,  # the grader's configuration: none from any folder
+        "--rootdir", str(suite),
+        "--confcutdir", str(suite),
+        "-p", "no:cacheprovider",
+        "-p", "pytest_jsonreport.plugin",
+        "-p", "pytest_timeout",
+        "--json-report", "--json-report-file", "none", "--json-report-omit", "collectors", "log", "streams",
+        "--timeout", "120",  # the grader's own checks; student code has the sandbox's limits
+        "--import-mode", "importlib",
+        "-q", "--no-header", "--tb", "no",
+    ]
+    # Tests import the reference modules by their stems, and helpers beside them.
+    sys.path[:0] = [str(solutions), str(suite)]
+    previous = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    log = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            pytest.main(args, plugins=[plugin])
+    finally:
+        sys.path.remove(str(solutions))
+        sys.path.remove(str(suite))
+        if previous is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    return log.getvalue()
+
+
+def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submission.Taken, output: dict[str, str]) -> Report:
+    """The report for one submission, from pytest-json-report's JSON and the rubric."""
+    report = Report(assignment=rubric.assignment, score=0.0, max_score=0.0, flags=list(taken.flags))
+    by_exercise: dict[str, list[TestResult]] = {e.name: [] for e in rubric.exercises}
+    seen: dict[str, set[str]] = {e.name: set() for e in rubric.exercises}
+    for test in (json_report or {}).get("tests", []):
+        path, _, name = test["nodeid"].partition("::")
+        stem = Path(path).stem.removeprefix("test_")
+        function = name.split("[")[0]
+        if stem not in by_exercise or function not in rubric.exercise(stem).points:
+            report.grader_errors.append(f"{test['nodeid']} has no points in the rubric")
+            continue
+        seen[stem].add(function)
+        points = rubric.exercise(stem).points[function]
+        by_exercise[stem].append(test_result(name, points, test, report))
+    for exercise in rubric.exercises:
+        tests = by_exercise[exercise.name]
+        for function, points in exercise.points.items():
+            if function not in seen[exercise.name]:
+                report.grader_errors.append(f"{exercise.name}: {function} did not run")
+                tests.append(TestResult(function, "error", 0.0, points, "the grader could not run this check (not your fault)"))
+        result = ExerciseResult(
+            name=exercise.name,
+            score=sum(t.score for t in tests),
+            max_score=sum(t.max_score for t in tests),
+            tests=tests,
+            message=exercise_message(exercise.name, tests, taken),
+            output=output.get(exercise.name, ""),
+        )
+        report.exercises.append(result)
+    report.score = sum(e.score for e in report.exercises)
+    report.max_score = sum(e.max_score for e in report.exercises)
+    return report
+
+
+def test_result(name: str, points: float, test: dict, report: Report) -> TestResult:
+    """One test's result from its JSON entry; points only when it passed."""
+    grading = (test.get("metadata") or {}).get("grading")
+    if test["outcome"] == "passed":
+        return TestResult(name, "passed", points, points)
+    if not grading:
+        grading = {"status": "error", "message": "the grader could not run this check (not your fault)"}
+        report.grader_errors.append(f"{test['nodeid']}: ended as {test['outcome']} without a reason")
+    if grading.get("grader_error"):
+        report.grader_errors.append(grading["grader_error"])
+    feedback = Feedback(**grading["feedback"]) if grading.get("feedback") else None
+    return TestResult(name, grading["status"], 0.0, points, grading["message"], feedback)
+
+
+def exercise_message(name: str, tests: list[TestResult], taken: submission.Taken) -> str:
+    """One line for a whole exercise that scored nothing for a single reason."""
+    if name in taken.missing:
+        return taken.missing[name]
+    messages = {t.message for t in tests}
+    if tests and all(t.status != "passed" for t in tests):
+        if all(m.startswith("not attempted yet") for m in messages):
+            return "not attempted yet"
+        if len(messages) == 1:
+            return messages.pop()
+    return ""

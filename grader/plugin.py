@@ -1,0 +1,177 @@
+"""The pytest plugin behind every grading suite.
+
+Tests declare what they need from student code with a marker, and receive it, already
+validated, as plain values::
+
+    @pytest.mark.probe("forward", seed=123)      # runs probes/<stem>.py:forward in the sandbox
+    def test_forward_textbook(probed):           # the probe's return value, decoded
+        close(probed["context"], TEXTBOOK, what="...")
+
+After collection the plugin sends every probe of the session to the sandbox in one plan, so
+student code runs in a few forked workers (one per module) while the tests themselves, and
+every comparison, stay in this trusted process. For each test it adds a ``grading`` entry
+(status, message, feedback) to pytest-json-report's metadata; ``grader.grade`` builds the
+report from that JSON.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from grader.checks import Mismatch, StudentCodeFailed
+from grader.rubric import Rubric
+from grader.sandbox import wire
+from grader.sandbox.client import PlanResult, ProbeOutcome, Sandbox
+from grader.settings import Settings
+
+PLAN_RESULT = pytest.StashKey[PlanResult]()
+
+
+class GradingPlugin:
+    """Registered per grading session with what it needs to run student code."""
+
+    def __init__(
+        self,
+        *,
+        rubric: Rubric,
+        settings: Settings,
+        sandbox: Sandbox,
+        submission_dir: Path,
+        missing: dict[str, str],
+    ):
+        self.rubric = rubric
+        self.settings = settings
+        self.sandbox = sandbox
+        self.submission_dir = submission_dir
+        self.missing = missing  # module stem -> why it could not be taken from the submission
+        self.json_report: dict | None = None
+        self.result = PlanResult()
+
+    # -- collection: gather every probe and run them all -------------------------------------
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.addinivalue_line("markers", "probe(name, **kwargs): run a probe on the student's module")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        suite = self.settings.suite_for(self.rubric.assignment)
+        solutions = self.settings.solutions_for(self.rubric.assignment)
+        modules: dict[str, dict] = {}
+        for item in items:
+            marker = item.get_closest_marker("probe")
+            stem = exercise_of(item)
+            if marker is None or stem in self.missing:
+                continue
+            exercise = self.rubric.exercise(stem)
+            spec = modules.setdefault(stem, {
+                "probes_file": str(suite / "probes" / f"{stem}.py"),
+                "uses": {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
+                "probes": [],
+            })
+            spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": plain(marker.kwargs)})
+        if not modules:
+            return
+        limits = {
+            "probe_timeout": self.settings.probe_timeout,
+            "module_budget": self.settings.module_budget,
+            "memory_mb": self.settings.memory_mb,
+            "cpu_seconds": self.settings.cpu_seconds,
+            "file_mb": self.settings.file_mb,
+            "workers": self.settings.workers,
+            "output_chars": self.settings.output_chars,
+            "sandbox_user": self.settings.sandbox_user,
+        }
+        plan = {"sandbox_dir": str(self.submission_dir), "modules": modules, "limits": limits}
+        # Enough for every module to use its whole budget, workers at a time, and a margin.
+        timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
+        self.result = self.sandbox.run(plan, timeout=timeout)
+
+    # -- what tests receive ---------------------------------------------------------------------
+    @pytest.fixture
+    def probed(self, request):
+        """The decoded value returned by this test's probe (see the module docstring)."""
+        stem = exercise_of(request.node)
+        if stem in self.missing:
+            raise StudentCodeFailed(self.missing[stem], status="error")
+        outcome = self.result.outcomes.get(request.node.nodeid)
+        if outcome is None:
+            raise RuntimeError(f"no probe outcome for {request.node.nodeid}")
+        if outcome.outcome != "ok":
+            raise student_failure(stem, outcome)
+        return outcome.value
+
+    # -- results into pytest-json-report -------------------------------------------------------
+    def pytest_json_runtest_metadata(self, item, call):
+        """Turn how a test phase ended into the ``grading`` entry of the JSON report."""
+        if call.excinfo is None:
+            return None
+        exc = call.excinfo.value
+        if isinstance(exc, StudentCodeFailed):
+            grading = {"status": exc.status, "message": exc.message, "feedback": {"hint": exc.hint} if exc.hint else None}
+        elif isinstance(exc, Mismatch):
+            grading = {"status": "failed", "message": exc.message, "feedback": asdict(exc.feedback)}
+        elif isinstance(exc, AssertionError):
+            grading = {"status": "failed", "message": str(exc).splitlines()[0] if str(exc) else "check failed", "feedback": None}
+        elif call.excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
+            grading = {"status": "failed", "message": "skipped: a skipped check earns no points", "feedback": None}
+        else:
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            grading = {
+                "status": "error",
+                "message": "the grader could not run this check (not your fault; please tell your instructor)",
+                "feedback": None,
+                "grader_error": f"{item.nodeid}: {detail}",
+            }
+        return {"grading": grading}
+
+    def pytest_json_modifyreport(self, json_report):
+        self.json_report = json_report
+
+
+def calls(function: str, *args, seed: int | None = None):
+    """Marker for the built-in probe: call the student's ``function(*args)`` (seeded if asked)."""
+    return pytest.mark.probe("call", function=function, args=list(args), seed=seed)
+
+
+def exercise_of(item) -> str:
+    """The exercise stem a test belongs to: ``tests/ch03/test_causal.py`` -> ``causal``."""
+    return Path(str(item.path)).stem.removeprefix("test_")
+
+
+def plain(value):
+    """Probe arguments as plain data (tensors encoded) for the sandbox."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return wire.encode_tensor(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
+    """Say what went wrong in student code, in one line, and whether it was a timeout."""
+    error = outcome.error
+    kind, message, where = error.get("type", ""), error.get("message", ""), error.get("where", "")
+    at = f" ({where})" if where else ""
+    if outcome.outcome == "timeout":
+        return StudentCodeFailed(f"{stem}.py: {message}", status="timeout",
+                                 hint="Look for a loop that never ends, or a very large computation.")
+    if error.get("not_attempted"):
+        return StudentCodeFailed(f"not attempted yet: {stem}.py still raises NotImplementedError{at}", status="error")
+    if outcome.outcome == "module_error":
+        if kind == "SyntaxError" or kind == "IndentationError":
+            return StudentCodeFailed(f"{stem}.py has a {kind}{at}: {message}", status="error")
+        if kind in ("Timeout", "Crash"):
+            return StudentCodeFailed(f"{stem}.py could not be imported: {message}", status="error")
+        return StudentCodeFailed(f"{stem}.py could not be imported: {kind}: {message}{at}", status="error")
+    if outcome.outcome == "crash":
+        return StudentCodeFailed(f"{message}", status="error")
+    if error.get("probe_error"):
+        return StudentCodeFailed(message, status="error")
+    return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")

@@ -1,0 +1,14 @@
+"""The border between the grader and student code.
+
+Files here run in three different processes:
+
+* ``client.py`` runs in the trusted grading process. It starts the zygote, sends it the
+  plan of probes and turns the plain data that comes back into values (``wire.decode``).
+* ``zygote.py`` runs in a fresh interpreter that has imported torch but has never seen an
+  expected value, a test or the report's path. It forks one worker per exercise module.
+* ``worker.py`` runs *with student code*, unprivileged and resource-limited; everything it
+  sends back is treated as hostile and validated by ``wire.decode``.
+
+``wire.py`` is the only format that crosses the border: JSON with tensors as raw bytes.
+Nothing is ever pickled.
+"""

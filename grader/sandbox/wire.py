@@ -1,0 +1,115 @@
+"""Plain data across the sandbox border: JSON, with tensors as base64 raw bytes.
+
+``encode`` runs in the sandboxed worker; ``decode`` runs in the trusted process and
+trusts nothing: it checks every type, size and dtype before building a tensor.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+# dtype names that may cross the border, with their item sizes.
+DTYPES = {
+    "float32": 4,
+    "float64": 8,
+    "float16": 2,
+    "bfloat16": 2,
+    "int64": 8,
+    "int32": 4,
+    "uint8": 1,
+    "bool": 1,
+}
+MAX_ELEMENTS = 4_000_000  # per tensor; the largest a probe returns is far smaller
+MAX_DEPTH = 12
+MAX_ITEMS = 100_000  # list items / dict keys in one message
+MAX_STRING = 100_000
+
+
+class WireError(ValueError):
+    """The data that came back from the sandbox is not valid plain data."""
+
+
+def encode_tensor(t) -> dict:
+    """Encode an exact ``torch.Tensor`` (the caller checks the type) as plain data."""
+    t = t.detach().cpu().contiguous()
+    name = str(t.dtype).removeprefix("torch.")
+    if name not in DTYPES:
+        raise TypeError(f"tensors of dtype {t.dtype} cannot be graded")
+    if name == "bfloat16":
+        raw = t.view(__import__("torch").int16).numpy().tobytes()
+    else:
+        raw = t.numpy().tobytes()
+    return {"$tensor": {"dtype": name, "shape": list(t.shape), "data": base64.b64encode(raw).decode()}}
+
+
+def dumps(value) -> str:
+    """Serialise plain data (dicts, lists, numbers, strings, encoded tensors) to one line."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def loads(line: str | bytes):
+    """Parse one line from the sandbox and decode it (see :func:`decode`)."""
+    try:
+        raw = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise WireError(f"not JSON: {exc}") from None
+    return decode(raw)
+
+
+def decode(raw, depth: int = 0):
+    """Turn parsed JSON from the sandbox into Python values and tensors, validating all."""
+    import torch
+
+    if depth > MAX_DEPTH:
+        raise WireError("nested too deeply")
+    if raw is None or type(raw) in (bool, int, str):
+        if type(raw) is str and len(raw) > MAX_STRING:
+            raise WireError("string too long")
+        if type(raw) is int and abs(raw) > 2**63:
+            raise WireError("integer too large")
+        return raw
+    if type(raw) is float:
+        return raw
+    if type(raw) is list:
+        if len(raw) > MAX_ITEMS:
+            raise WireError("list too long")
+        return [decode(item, depth + 1) for item in raw]
+    if type(raw) is dict:
+        if len(raw) > MAX_ITEMS:
+            raise WireError("too many keys")
+        if set(raw) == {"$tensor"}:
+            return _decode_tensor(raw["$tensor"], torch)
+        if any(type(key) is not str for key in raw):
+            raise WireError("keys must be strings")
+        return {key: decode(val, depth + 1) for key, val in raw.items()}
+    raise WireError(f"unexpected JSON value of type {type(raw).__name__}")
+
+
+def _decode_tensor(spec, torch):
+    if type(spec) is not dict or set(spec) != {"dtype", "shape", "data"}:
+        raise WireError("malformed tensor")
+    dtype, shape, data = spec["dtype"], spec["shape"], spec["data"]
+    if type(dtype) is not str or dtype not in DTYPES:
+        raise WireError(f"dtype {dtype!r} not allowed")
+    if type(shape) is not list or len(shape) > 8 or any(type(n) is not int or n < 0 for n in shape):
+        raise WireError("malformed shape")
+    numel = math.prod(shape)
+    if numel > MAX_ELEMENTS:
+        raise WireError("tensor too large")
+    if type(data) is not str:
+        raise WireError("malformed tensor data")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError:
+        raise WireError("tensor data is not base64") from None
+    if len(raw) != numel * DTYPES[dtype]:
+        raise WireError("tensor data does not match its shape")
+    if numel == 0:
+        return torch.empty(shape, dtype=getattr(torch, dtype))
+    if dtype == "bfloat16":
+        flat = torch.frombuffer(bytearray(raw), dtype=torch.int16).view(torch.bfloat16)
+    else:
+        flat = torch.frombuffer(bytearray(raw), dtype=getattr(torch, dtype))
+    return flat.reshape(shape).clone()

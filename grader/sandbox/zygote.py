@@ -1,0 +1,192 @@
+"""A clean interpreter that imports torch once and forks one sandboxed worker per module.
+
+Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET`` and an empty environment,
+so it holds no secret, no expected value and no report path: a worker forked from it
+inherits nothing worth stealing. Each connection on SOCKET carries one plan (one
+submission); a forked handler runs that plan's modules, ``workers`` at a time, and streams
+one JSON line per probe back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+
+if __name__ == "__main__":  # started by path with -I: make the grader package importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from grader.sandbox import confine, worker  # noqa: E402
+
+MAX_LINE = 16 * 1024 * 1024  # one worker event; larger is a protocol violation
+
+
+def warm_up() -> None:
+    """Import torch and run the ops every probe needs once, so forked workers start warm."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(3, 2)
+    scores = layer(torch.rand(1, 4, 3)) @ torch.rand(1, 2, 4)
+    weights = torch.softmax(scores.masked_fill(torch.ones(4, 4).triu(1).bool(), -torch.inf), dim=-1)
+    torch.nn.Dropout(0.5)(weights).sum().backward()
+
+
+def serve(path: str) -> None:
+    """Accept connections on ``path`` and fork a handler for each."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    warm_up()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # handlers are reaped by the kernel
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        if os.fork() == 0:
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            try:
+                handle(conn)
+            finally:
+                os._exit(0)
+        conn.close()
+
+
+def handle(conn: socket.socket) -> None:
+    """Run one plan: read it, run every module, stream results, then say ``done``."""
+    stream = conn.makefile("rwb")
+    plan = json.loads(stream.readline())
+    emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
+    modules = list(plan["modules"].items())
+    running: dict[int, tuple] = {}  # pid -> (stem, supervisor pipe)
+    while modules or running:
+        while modules and len(running) < plan["limits"]["workers"]:
+            stem, spec = modules.pop(0)
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_end)
+                with os.fdopen(write_end, "w") as out:
+                    for event in supervise(plan, stem, spec):
+                        out.write(json.dumps(event) + "\n")
+                os._exit(0)
+            os.close(write_end)
+            running[pid] = (stem, os.fdopen(read_end, "r"))
+        # Relay one finished supervisor at a time, in whatever order they finish.
+        ready, _, _ = select.select([pipe for _, pipe in running.values()], [], [])
+        for pid, (stem, pipe) in list(running.items()):
+            if pipe in ready:
+                for line in pipe:
+                    stream.write(line.encode())
+                stream.flush()
+                pipe.close()
+                os.waitpid(pid, 0)
+                del running[pid]
+                break
+    emit({"event": "done"})
+
+
+def supervise(plan: dict, stem: str, spec: dict):
+    """Run ``stem``'s probes in workers, restarting after a hang or crash; yield events."""
+    limits = plan["limits"]
+    probes = spec["probes"]
+    budget_end = time.monotonic() + limits["module_budget"]
+    output = bytearray()
+    next_probe = 0
+    while next_probe < len(probes) and time.monotonic() < budget_end:
+        base = next_probe
+        proc = start_worker(plan, stem, spec, probes[base:])
+        for event in watch(proc, limits, budget_end, len(probes) - base):
+            if event["outcome"] == "module_error":
+                for probe in probes[base:]:
+                    yield {"module": stem, "id": probe["id"], **event}
+                next_probe = len(probes)
+            elif event["outcome"] != "ready":
+                index = event.pop("index")
+                yield {"module": stem, "id": probes[base + index]["id"], **event}
+                next_probe = base + index + 1
+        output += proc.finish(limits["output_chars"])
+    for probe in probes[next_probe:]:
+        error = {"message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}
+        yield {"module": stem, "id": probe["id"], "outcome": "timeout", "error": error}
+    text = output[: limits["output_chars"]].decode("utf-8", "replace")
+    yield {"module": stem, "event": "output", "text": text}
+
+
+def watch(proc, limits: dict, budget_end: float, count: int):
+    """Yield one outcome per event of a running worker, enforcing the probe deadlines."""
+    index = -1  # -1 while the module is being imported
+    buffer = b""
+    while index < count:
+        deadline = min(time.monotonic() + limits["probe_timeout"], budget_end)
+        line = None
+        while line is None:
+            if b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                break
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([proc.channel], [], [], max(left, 0))
+            if not ready:
+                what = "importing the module" if index < 0 else "this check"
+                error = {"message": f"{what} did not finish within {limits['probe_timeout']:g} s (infinite loop?)"}
+                if index < 0:
+                    yield {"outcome": "module_error", "error": {**error, "type": "Timeout"}}
+                else:
+                    yield {"outcome": "timeout", "index": index, "error": error}
+                return
+            chunk = os.read(proc.channel, 1 << 16)
+            if not chunk:
+                error = {"message": proc.death_message(), "type": "Crash"}
+                if index < 0:
+                    yield {"outcome": "module_error", "error": error}
+                else:
+                    yield {"outcome": "crash", "index": index, "error": error}
+                return
+            buffer += chunk
+            if len(buffer) > MAX_LINE:
+                yield {"outcome": "crash", "index": max(index, 0),
+                       "error": {"message": "your code sent more data than the grader accepts", "type": "Crash"}}
+                return
+        try:
+            event = json.loads(line)
+            kind = event["event"]
+        except (ValueError, KeyError, TypeError):
+            yield {"outcome": "crash", "index": max(index, 0),
+                   "error": {"message": "your code interfered with the grader's channel", "type": "Crash"}}
+            return
+        if index < 0:
+            if kind == "import_error":
+                yield {"outcome": "module_error", "error": event.get("error")}
+                return
+            yield {"outcome": "ready"}
+        elif "error" in event:
+            yield {"outcome": "error", "index": index, "error": event["error"]}
+        else:
+            yield {"outcome": "ok", "index": index, "value": event.get("value")}
+        index += 1
+
+
+def start_worker(plan: dict, stem: str, spec: dict, probes: list[dict]):
+    """Fork a confined worker for ``stem`` that runs ``probes``."""
+
+    def prepare():
+        # Runs before confinement: the grader's own files are still readable here.
+        for dependency, path in spec.get("uses", {}).items():
+            worker.load_reference(dependency, path)
+        return worker.load_probes(stem, spec["probes_file"])
+
+    def run(channel, probes_module):
+        worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes)
+
+    return confine.spawn(plan["limits"], prepare, run)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

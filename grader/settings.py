@@ -1,0 +1,47 @@
+"""One settings object for a grading run; every command-line flag maps onto a field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Limits and locations shared by every step of grading.
+
+    The defaults suit a laptop or a GitHub-hosted runner; every one can be set from the
+    command line (see ``grader.cli``).
+    """
+
+    # Where the instructor's material lives: solutions/<assignment>/, tests/<assignment>/.
+    project_root: Path = PROJECT_ROOT
+    # A grading suite other than tests/<assignment>/ (the public suite, a fetched hidden suite).
+    suite_dir: Path | None = None
+    # Seconds one probe (one call into student code, made for one test) may run.
+    probe_timeout: float = 5.0
+    # Seconds all probes of one module may take together; later probes are reported as timeouts.
+    module_budget: float = 30.0
+    # Address space of a sandboxed process, in MiB (torch alone maps about 1.5 GiB).
+    memory_mb: int = 4096
+    # CPU seconds a sandboxed process may use before the kernel stops it.
+    cpu_seconds: int = 60
+    # Largest file a sandboxed process may write, in MiB (its captured output included).
+    file_mb: int = 8
+    # Sandboxed processes running student code at the same time (one per module).
+    workers: int = 2
+    # Characters of a module's captured stdout/stderr kept in the report.
+    output_chars: int = 2000
+    # Drop to this unprivileged user for student code when the grader runs as root.
+    sandbox_user: str = "nobody"
+    extra: dict = field(default_factory=dict)
+
+    def suite_for(self, assignment: str) -> Path:
+        """The grading suite's folder for ``assignment``."""
+        return self.suite_dir or self.project_root / "tests" / assignment
+
+    def solutions_for(self, assignment: str) -> Path:
+        """The folder of the reference solutions for ``assignment``."""
+        return self.project_root / "solutions" / assignment

@@ -1,0 +1,187 @@
+"""Attention scoring functions: additive and scaled dot-product attention.
+
+*Dive into Deep Learning*, section 11.3 ("Attention Scoring Functions"; section 10.3
+in the 0.17 edition, whose API this course follows).
+
+Attention pooling computes, for every query, a weighted average of the values; the
+weights come from a *scoring function* a(q, k) between the query and each key, turned
+into probabilities with (masked) softmax. This module builds the two classic scoring
+functions, both as ``nn.Module`` classes with the same interface:
+
+``forward(queries, keys, values, valid_lens=None)`` with
+
+* ``queries``: ``(batch_size, num_queries, query_size)``,
+* ``keys``: ``(batch_size, num_kv_pairs, key_size)``,
+* ``values``: ``(batch_size, num_kv_pairs, value_size)``,
+* ``valid_lens``: ``None``, ``(batch_size,)`` or ``(batch_size, num_queries)``, as
+  in ``masked_softmax``: key positions beyond the valid length get weight 0,
+
+returning ``(batch_size, num_queries, value_size)``. Both store the attention weights
+of the last call in ``self.attention_weights`` (shape ``(batch_size, num_queries,
+num_kv_pairs)``, *before* dropout) so they can be inspected or plotted, and apply
+dropout to those weights before multiplying them with the values using batched
+matrix multiplication (``torch.bmm``).
+
+1. **Additive attention** works when queries and keys have different sizes. Both are
+   projected to ``num_hiddens`` features, added, passed through ``tanh`` and reduced
+   to one number by a vector ``w_v``:
+   ``a(q, k) = w_v^T tanh(W_q q + W_k k)``. It is a one-hidden-layer MLP on the pair
+   (q, k).
+2. **Scaled dot-product attention** needs queries and keys of the same size ``d`` and
+   is cheaper: ``a(q, k) = q^T k / sqrt(d)``. If the entries of q and k are
+   independent with mean 0 and variance 1, their dot product has variance ``d``;
+   dividing by ``sqrt(d)`` keeps the scores at variance 1 whatever the size, so
+   softmax does not saturate.
+
+Book example: with ``keys = torch.ones((2, 10, 2))``, ``values =
+torch.arange(40, dtype=torch.float32).reshape(1, 10, 4).repeat(2, 1, 1)`` and
+``valid_lens = torch.tensor([2, 6])``, both scorers in eval mode return
+``[[[2, 3, 4, 5]], [[10, 11, 12, 13]]]`` for any single query per batch item: all
+keys are equal, so the weights are uniform over the valid positions.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+
+def masked_softmax(X, valid_lens):
+    """Softmax over the last axis with weight 0 beyond the valid lengths.
+
+    This is the same function as ``masked_softmax`` in ``masked_softmax.py``; put
+    your implementation from there here as well, so that this module stands on its
+    own. ``valid_lens`` is ``None`` (plain softmax over the last dimension), 1-D with
+    one valid length per batch item (shared by all of its queries), or 2-D with one
+    valid length per query. Scores at masked key positions are replaced by ``-1e6``
+    before softmax, so their weight is 0.
+
+    Args:
+        X: scores of shape ``(batch_size, num_queries, num_keys)``.
+        valid_lens: ``None``, ``(batch_size,)`` or ``(batch_size, num_queries)``.
+
+    Returns:
+        Tensor of the same shape as ``X``, rows summing to 1.
+    """
+    ### BEGIN SOLUTION
+    if valid_lens is None:
+        return nn.functional.softmax(X, dim=-1)
+    shape = X.shape
+    if valid_lens.dim() == 1:
+        valid_lens = torch.repeat_interleave(valid_lens, shape[1])  # (batch_size * num_queries,)
+    else:
+        valid_lens = valid_lens.reshape(-1)  # (batch_size * num_queries,)
+    X = X.reshape(-1, shape[-1])  # (batch_size * num_queries, num_keys)
+    mask = (
+        torch.arange(shape[-1], dtype=torch.float32, device=X.device)[None, :]
+        < valid_lens[:, None]
+    )  # (batch_size * num_queries, num_keys)
+    X[~mask] = -1e6
+    return nn.functional.softmax(X.reshape(shape), dim=-1)  # (batch_size, num_queries, num_keys)
+    ### END SOLUTION
+
+
+class AdditiveAttention(nn.Module):
+    """Additive attention, ``a(q, k) = w_v^T tanh(W_q q + W_k k)``.
+
+    ``__init__(key_size, query_size, num_hiddens, dropout)`` creates, in exactly this
+    order (it fixes the random initial weights): ``self.W_k =
+    nn.Linear(key_size, num_hiddens, bias=False)``, ``self.W_q =
+    nn.Linear(query_size, num_hiddens, bias=False)``, ``self.w_v =
+    nn.Linear(num_hiddens, 1, bias=False)`` and ``self.dropout =
+    nn.Dropout(dropout)``.
+
+    ``forward``: project queries and keys; add every projected query to every
+    projected key by broadcasting (insert a key axis into the queries and a query
+    axis into the keys, giving ``(batch_size, num_queries, num_kv_pairs,
+    num_hiddens)``); apply ``tanh``; ``w_v`` reduces the last axis to size 1, which
+    is then removed, giving scores ``(batch_size, num_queries, num_kv_pairs)``;
+    masked softmax gives ``self.attention_weights``; return dropout of the weights
+    batch-multiplied with the values.
+    """
+
+    def __init__(self, key_size, query_size, num_hiddens, dropout):
+        """Create ``W_k``, ``W_q``, ``w_v`` and ``dropout`` (in that order).
+
+        Args:
+            key_size: number of features of each key.
+            query_size: number of features of each query.
+            num_hiddens: size of the hidden layer.
+            dropout: dropout probability on the attention weights.
+        """
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(dropout)
+        ### END SOLUTION
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """Additive attention pooling.
+
+        Args:
+            queries: ``(batch_size, num_queries, query_size)``.
+            keys: ``(batch_size, num_kv_pairs, key_size)``.
+            values: ``(batch_size, num_kv_pairs, value_size)``.
+            valid_lens: ``None``, ``(batch_size,)`` or ``(batch_size, num_queries)``.
+
+        Returns:
+            Tensor of shape ``(batch_size, num_queries, value_size)``; also sets
+            ``self.attention_weights`` to ``(batch_size, num_queries,
+            num_kv_pairs)``.
+        """
+        ### BEGIN SOLUTION
+        queries, keys = self.W_q(queries), self.W_k(keys)  # (b, num_queries, h), (b, num_kv_pairs, h)
+        features = queries.unsqueeze(2) + keys.unsqueeze(1)  # (b, num_queries, num_kv_pairs, h)
+        features = torch.tanh(features)
+        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)  # (b, num_queries, value_size)
+        ### END SOLUTION
+
+
+class DotProductAttention(nn.Module):
+    """Scaled dot-product attention, ``a(q, k) = q^T k / sqrt(d)``.
+
+    ``__init__(dropout)`` creates ``self.dropout = nn.Dropout(dropout)``; there are
+    no trainable parameters.
+
+    ``forward``: ``d`` is the size of the last dimension of the queries (which equals
+    that of the keys); scores are the batched products of the queries with the keys
+    transposed on their last two axes, divided by ``sqrt(d)``; masked softmax gives
+    ``self.attention_weights``; return dropout of the weights batch-multiplied with
+    the values.
+    """
+
+    def __init__(self, dropout):
+        """Create the dropout layer.
+
+        Args:
+            dropout: dropout probability on the attention weights.
+        """
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.dropout = nn.Dropout(dropout)
+        ### END SOLUTION
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """Scaled dot-product attention pooling.
+
+        Args:
+            queries: ``(batch_size, num_queries, d)``.
+            keys: ``(batch_size, num_kv_pairs, d)``.
+            values: ``(batch_size, num_kv_pairs, value_size)``.
+            valid_lens: ``None``, ``(batch_size,)`` or ``(batch_size, num_queries)``.
+
+        Returns:
+            Tensor of shape ``(batch_size, num_queries, value_size)``; also sets
+            ``self.attention_weights`` to ``(batch_size, num_queries,
+            num_kv_pairs)``.
+        """
+        ### BEGIN SOLUTION
+        d = queries.shape[-1]
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (b, num_queries, num_kv_pairs)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)  # (b, num_queries, value_size)
+        ### END SOLUTION

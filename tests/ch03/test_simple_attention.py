@@ -1,0 +1,102 @@
+"""Section 3.3: attention without trainable weights."""
+
+import torch
+
+import simple_attention as ref
+from grader.checks import attention_weight_hints, close
+from grader.plugin import calls
+from textbook import (
+    ALL_CONTEXT, ALL_SCORES_ROW_1, ALL_WEIGHTS_ROW_1, CONTEXT_2, INPUTS, NAIVE_WEIGHTS_2, SCORES_2,
+    SOFTMAX_WEIGHTS_2, random_inputs,
+)
+
+X = random_inputs(11, 5, 4)  # 5 tokens, 4-dimensional: not the book's sizes
+Q = random_inputs(12, 4)
+S = torch.randn(7, generator=torch.Generator().manual_seed(13))
+S2 = torch.randn(4, 3, generator=torch.Generator().manual_seed(14))
+W = torch.softmax(random_inputs(15, 5), dim=0)
+
+
+@calls("attention_scores", INPUTS, INPUTS[1])
+def test_attention_scores_textbook(probed):
+    close(probed, SCORES_2, what="attention_scores(inputs, inputs[1])",
+          hint="The score of token i is the dot product inputs[i] . query: inputs @ query.")
+
+
+@calls("attention_scores", X, Q)
+def test_attention_scores_other_sizes(probed):
+    close(probed, ref.attention_scores(X, Q), what="attention_scores on 5 tokens of size 4",
+          hint="Compute every score with tensor operations, for any number of tokens and any size.")
+
+
+@calls("normalize_naive", SCORES_2)
+def test_normalize_naive_textbook(probed):
+    close(probed, NAIVE_WEIGHTS_2, what="normalize_naive(scores)")
+
+
+@calls("normalize_naive", S.abs())
+def test_normalize_naive_sums_to_one(probed):
+    close(probed, ref.normalize_naive(S.abs()), what="normalize_naive on 7 other scores",
+          hint="Divide each score by the sum of all scores.")
+
+
+@calls("softmax_naive", SCORES_2)
+def test_softmax_naive_textbook(probed):
+    close(probed, SOFTMAX_WEIGHTS_2, what="softmax_naive(scores)",
+          variants={"This is the division by the sum; softmax divides exp(x) by the sum of exp(x).": NAIVE_WEIGHTS_2})
+
+
+@calls("softmax_naive", S2)
+def test_softmax_naive_dim_0(probed):
+    close(probed, ref.softmax_naive(S2), what="softmax_naive on a (4, 3) tensor (normalise along dim 0)",
+          variants={"Sum along dimension 0 (exp(x).sum(dim=0)), not along the last dimension.": torch.softmax(S2, dim=-1),
+                    "Sum along dimension 0 only, not over every entry.": torch.exp(S2) / torch.exp(S2).sum()})
+
+
+@calls("context_vector", INPUTS, SOFTMAX_WEIGHTS_2)
+def test_context_vector_textbook(probed):
+    close(probed, CONTEXT_2, what="context_vector(inputs, attn_weights)")
+
+
+@calls("context_vector", X, W)
+def test_context_vector_other_sizes(probed):
+    close(probed, ref.context_vector(X, W), what="context_vector on 5 tokens of size 4",
+          hint="Weight each row of inputs by its attention weight and add the rows up.")
+
+
+@calls("all_attention_scores", INPUTS)
+def test_all_attention_scores_textbook(probed):
+    close(probed[0] if getattr(probed, "dim", lambda: 0)() == 2 else probed, ALL_SCORES_ROW_1,
+          what="row 1 of all_attention_scores(inputs)")
+
+
+@calls("all_attention_scores", X)
+def test_all_attention_scores_other_sizes(probed):
+    close(probed, ref.all_attention_scores(X), what="all_attention_scores on 5 tokens of size 4",
+          hint="All scores at once: inputs @ inputs.T is (num_tokens, num_tokens).")
+
+
+@calls("all_attention_weights", INPUTS)
+def test_all_attention_weights_textbook(probed):
+    close(probed[0] if getattr(probed, "dim", lambda: 0)() == 2 else probed, ALL_WEIGHTS_ROW_1,
+          what="row 1 of all_attention_weights(inputs)")
+
+
+@calls("all_attention_weights", X)
+def test_all_attention_weights_rows_sum_to_one(probed):
+    expected = ref.all_attention_weights(X)
+    hint = attention_weight_hints(probed, causal=False) if isinstance(probed, torch.Tensor) and probed.shape == expected.shape else ""
+    close(probed, expected, what="all_attention_weights on 5 tokens (each row sums to 1)", grid=True,
+          variants={"Apply softmax over the last dimension (dim=-1), so that each row sums to 1.": torch.softmax(X @ X.T, dim=0)},
+          hint=hint)
+
+
+@calls("all_context_vectors", INPUTS)
+def test_all_context_vectors_textbook(probed):
+    close(probed, ALL_CONTEXT, what="all_context_vectors(inputs)")
+
+
+@calls("all_context_vectors", X)
+def test_all_context_vectors_other_sizes(probed):
+    close(probed, ref.all_context_vectors(X), what="all_context_vectors on 5 tokens of size 4",
+          variants={"Multiply the weights by the inputs (weights @ inputs), not the other way round.": torch.softmax(X @ X.T, dim=-1).T @ X})
