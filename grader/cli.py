@@ -25,6 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
     grade.add_argument("--quiet", action="store_true", help="print only the total")
     add_limits(grade)
+
+    demo = commands.add_parser("demo", help="grade the reference solutions and a bundled sample submission")
+    demo.add_argument("--assignment", default="ch03", help="for example ch03 (default) or d2l_attention")
+    add_limits(demo)
     return parser
 
 
@@ -55,4 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         from grader.commands import grade_command
 
         return grade_command(args, settings)
+    if args.command == "demo":
+        from grader import demo
+
+        return demo.run(args.assignment, settings)
     return 2

@@ -1,0 +1,55 @@
+"""``python -m grader demo``: grade the reference solutions and a bundled sample submission.
+
+The sample is made from the solutions with the typical mistakes listed in
+``samples/<assignment>.toml``, so the demo shows full marks next to actionable feedback.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import tomllib
+from pathlib import Path
+
+from grader.settings import Settings
+from grader.stubs import make_stub
+
+
+def build_submission(folder: Path, assignment: str, settings: Settings, mistakes: list[dict]) -> Path:
+    """A submission folder with the solutions, each listed mistake applied."""
+    target = folder / "exercises" / assignment
+    target.mkdir(parents=True)
+    sources = {p.stem: p.read_text() for p in settings.solutions_for(assignment).glob("*.py")}
+    for mistake in mistakes:
+        module = mistake["module"]
+        if mistake.get("stub"):
+            sources[module] = make_stub(sources[module])
+        for old, new in mistake.get("replace", []):
+            if sources[module].count(old) != 1:
+                raise ValueError(f"sample mistake for {module}: {old!r} must occur exactly once")
+            sources[module] = sources[module].replace(old, new)
+    for stem, text in sources.items():
+        (target / f"{stem}.py").write_text(text)
+    return folder
+
+
+def run(assignment: str, settings: Settings) -> int:
+    """Grade both submissions and print their tables."""
+    from rich.console import Console
+
+    from grader.batch import grade_many
+    from grader.reports import terminal
+
+    sample_file = settings.project_root / "samples" / f"{assignment}.toml"
+    mistakes = tomllib.loads(sample_file.read_text())["mistakes"] if sample_file.exists() else []
+    console = Console(highlight=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        reference = build_submission(Path(tmp) / "reference", assignment, settings, [])
+        sample = build_submission(Path(tmp) / "sample", assignment, settings, mistakes)
+        reports = dict(grade_many([reference, sample], assignment, settings))
+    console.rule(f"The reference solutions ({assignment})")
+    terminal.show(reports[reference], console=console)
+    console.rule("A sample submission with typical mistakes")
+    for mistake in mistakes:
+        console.print(f"  {mistake['module']}.py: {mistake['why']}")
+    terminal.show(reports[sample], console=console)
+    return 0
