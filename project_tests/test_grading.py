@@ -1,0 +1,169 @@
+"""The grader on honest and broken submissions, through the real command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader.stubs import make_stub
+from project_tests.helpers import (
+    ROOT, assignments, exercise, grade_cli, grade_many, make_submission, mutate, solution_sources, stub_sources,
+)
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_solutions_score_full_marks(tmp_path, assignment):
+    proc, report = grade_cli(make_submission(tmp_path / "s", assignment), assignment)
+    assert proc.returncode == 0, proc.stderr
+    assert report["grader_errors"] == []
+    assert report["max_score"] > 0
+    failing = [(e["name"], t["name"], t["message"]) for e in report["exercises"] for t in e["tests"] if t["status"] != "passed"]
+    assert failing == []
+    assert report["score"] == report["max_score"]
+    assert "points" in proc.stdout  # the terminal summary
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_stubs_score_zero_and_read_as_not_attempted(tmp_path, assignment):
+    proc, report = grade_cli(make_submission(tmp_path / "s", assignment, stub_sources(assignment)), assignment)
+    assert proc.returncode == 0, proc.stderr
+    assert report["score"] == 0 and report["max_score"] > 0
+    for ex in report["exercises"]:
+        assert ex["message"] == "not attempted yet", ex["name"]
+        for test in ex["tests"]:
+            assert test["status"] == "error"
+            assert test["message"].startswith("not attempted yet"), test["message"]
+    assert "Traceback" not in proc.stdout
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_exercises_folder_matches_the_solutions(assignment):
+    committed = {p.stem: p.read_text() for p in sorted((ROOT / "exercises" / assignment).glob("*.py"))}
+    assert committed == stub_sources(assignment), "regenerate exercises/ with grader.stubs.write_stubs"
+
+
+def test_every_exercise_has_solution_stub_suite_and_rubric_entry():
+    import tomllib
+
+    for assignment in assignments():
+        rubric = tomllib.loads((ROOT / "tests" / assignment / "rubric.toml").read_text())
+        stems = set(rubric["exercises"])
+        assert stems == set(solution_sources(assignment))
+        for stem in stems:
+            assert (ROOT / "tests" / assignment / f"test_{stem}.py").is_file()
+            assert (ROOT / "exercises" / assignment / f"{stem}.py").is_file()
+
+
+def test_unknown_assignment_and_missing_folder_exit_2(tmp_path):
+    proc, report = grade_cli(make_submission(tmp_path / "s", "ch03"), "nope")
+    assert proc.returncode == 2 and "no assignment 'nope'" in proc.stderr and report is None
+    proc, report = grade_cli(tmp_path / "absent", "ch03")
+    assert proc.returncode == 2 and report is None
+
+
+BROKEN = {
+    # name: (module overrides, module that loses points, expected status, words in the message)
+    "empty": ("EMPTY", None, "error", "is missing from your submission"),
+    "missing": ({"simple_attention": None}, "simple_attention", "error", "simple_attention.py is missing"),
+    "syntax": ({"simple_attention": "def attention_scores(inputs, query)\n    return 1\n"},
+               "simple_attention", "error", "SyntaxError (simple_attention.py, line 1)"),
+    "import_error": ({"simple_attention": "import numpy_does_not_exist\n"},
+                     "simple_attention", "error", "No module named 'numpy_does_not_exist'"),
+    "exception": ({"simple_attention": ("def attention_scores(inputs, query):\n", "def attention_scores(inputs, query):\n    raise ValueError('boom')\n")},
+                  "simple_attention", "error", "your code raised ValueError: boom (simple_attention.py, line"),
+    "wrong_signature": ({"simple_attention": ("def attention_scores(inputs, query):", "def attention_scores(inputs):")},
+                        "simple_attention", "error", "TypeError"),
+    "nan": ({"simple_attention": ("    return inputs @ query\n", "    return (inputs @ query) * float('nan')\n")},
+            "simple_attention", "failed", "NaN"),
+    "wrong_shape": ({"simple_attention": ("    return inputs @ query\n", "    return (inputs @ query)[None]\n")},
+                    "simple_attention", "failed", "expected shape (6,), got (1, 6)"),
+    "wrong_type": ({"simple_attention": ("    return inputs @ query\n", "    return (inputs @ query).tolist()\n")},
+                   "simple_attention", "failed", "expected a tensor, got a list"),
+    "int_dtype": ({"simple_attention": ("    return inputs @ query\n", "    return (inputs @ query).long()\n")},
+                  "simple_attention", "failed", "expected a float tensor"),
+    "hang": ({"simple_attention": ("    return inputs @ query\n", "    while True:\n        pass\n")},
+             "simple_attention", "timeout", "did not finish within 1 s"),
+    "crash": ({"simple_attention": ("    return inputs @ query\n", "    import os; os.abort()\n")},
+              "simple_attention", "error", "died from an abort"),
+    "exit": ({"simple_attention": ("    return inputs @ query\n", "    import os; os._exit(3)\n")},
+             "simple_attention", "error", "exited early with status 3"),
+    "hang_at_import": ({"simple_attention": "while True:\n    pass\n"},
+                       "simple_attention", "error", "importing the module did not finish within 1 s"),
+}
+
+
+def _sources(overrides):
+    sources = {}
+    for stem, change in overrides.items():
+        if isinstance(change, tuple):
+            sources[stem] = mutate(solution_sources("ch03")[stem], *change)
+        else:
+            sources[stem] = change
+    return sources
+
+
+@pytest.fixture(scope="module")
+def broken_reports(tmp_path_factory):
+    base = tmp_path_factory.mktemp("broken")
+    roots = {}
+    for name, (overrides, *_rest) in BROKEN.items():
+        if overrides == "EMPTY":
+            roots[name] = base / name
+            roots[name].mkdir()
+        else:
+            roots[name] = make_submission(base / name, "ch03", _sources(overrides))
+    reports = grade_many(list(roots.values()), "ch03", "--probe-timeout", "1")
+    return {name: reports[root] for name, root in roots.items()}
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_broken_submission_costs_only_its_module(broken_reports, name):
+    overrides, module, status, words = BROKEN[name]
+    report = broken_reports[name]
+    assert report["grader_errors"] == []
+    for ex in report["exercises"]:
+        if module is None or ex["name"] == module:
+            assert ex["score"] < ex["max_score"]
+            losing = [t for t in ex["tests"] if t["status"] != "passed"]
+            assert losing and all(t["status"] == status for t in losing), [(t["status"], t["message"]) for t in losing]
+            assert any(words in t["message"] or words in ex["message"] for t in losing), [t["message"] for t in losing][:3]
+        else:
+            assert ex["score"] == ex["max_score"], (ex["name"], [t["message"] for t in ex["tests"] if t["message"]])
+
+
+def test_a_hang_in_one_function_costs_only_its_tests(broken_reports):
+    ex = exercise(broken_reports["hang"], "simple_attention")
+    statuses = {t["name"]: t["status"] for t in ex["tests"]}
+    assert statuses["test_attention_scores_textbook"] == "timeout"
+    assert statuses["test_normalize_naive_textbook"] == "passed"
+
+
+def test_student_output_is_captured_and_truncated(tmp_path):
+    noisy = mutate(solution_sources("ch03")["simple_attention"], "    return inputs @ query\n",
+                   "    print('x' * 100000)\n    return inputs @ query\n")
+    proc, report = grade_cli(make_submission(tmp_path / "s", "ch03", {"simple_attention": noisy}), "ch03")
+    ex = exercise(report, "simple_attention")
+    assert ex["score"] == ex["max_score"]
+    assert 0 < len(ex["output"]) <= 2000 and set(ex["output"].strip()) == {"x"}
+    assert "x" * 2001 not in proc.stdout
+
+
+def test_a_symbolic_link_is_refused_and_flagged(tmp_path):
+    root = make_submission(tmp_path / "s", "ch03", {"simple_attention": None})
+    (root / "exercises" / "ch03" / "simple_attention.py").symlink_to(ROOT / "solutions" / "ch03" / "simple_attention.py")
+    proc, report = grade_cli(root, "ch03")
+    ex = exercise(report, "simple_attention")
+    assert ex["score"] == 0 and "symbolic link" in ex["message"]
+    assert any("symbolic link" in flag for flag in report["flags"])
+
+
+def test_configuration_files_are_flagged_and_ignored(tmp_path):
+    root = make_submission(tmp_path / "s", "ch03")
+    (root / "conftest.py").write_text("raise SystemExit('conftest ran')\n")
+    (root / "pytest.ini").write_text("[pytest]\naddopts = -x\n")
+    (root / "exercises" / "ch03" / "torch.py").write_text("raise ImportError('shadow')\n")
+    proc, report = grade_cli(root, "ch03")
+    assert report["score"] == report["max_score"]
+    flagged = " ".join(report["flags"])
+    assert "conftest.py" in flagged and "pytest.ini" in flagged and "torch.py" in flagged

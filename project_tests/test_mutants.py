@@ -1,0 +1,80 @@
+"""Every hidden test can fail: each fails on at least one small mutation of the solution,
+and each mutation (hard-coded textbook outputs among them) loses points.
+
+The mutants are kept as fixtures in ``project_tests/mutants/<assignment>/<stem>.py``:
+``MUTANTS = [(description, old, new), ...]``, text replacements on the solution.
+"""
+
+from __future__ import annotations
+
+import runpy
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from project_tests.helpers import ROOT, assignments, exercise, grade_many, make_submission, mutate, solution_sources
+
+MUTANTS_DIR = Path(__file__).parent / "mutants"
+
+
+def mutants_of(assignment: str) -> dict[str, list[tuple[str, str, str]]]:
+    """The mutants of every module of ``assignment``, by stem."""
+    return {
+        path.stem: runpy.run_path(str(path))["MUTANTS"]
+        for path in sorted((MUTANTS_DIR / assignment).glob("*.py"))
+    }
+
+
+@pytest.fixture(scope="module", params=assignments())
+def graded_mutants(request, tmp_path_factory):
+    """Grade every mutant of one assignment in one run; reports by (stem, description)."""
+    assignment = request.param
+    base = tmp_path_factory.mktemp(f"mutants-{assignment}")
+    solutions = solution_sources(assignment)
+    roots = {}
+    for stem, mutants in mutants_of(assignment).items():
+        for number, (description, old, new) in enumerate(mutants):
+            source = mutate(solutions[stem], old, new)
+            roots[(stem, description)] = make_submission(base / f"{stem}-{number}", assignment, {stem: source})
+    reports = grade_many(list(roots.values()), assignment, "--probe-timeout", "3")
+    return assignment, {key: reports[root] for key, root in roots.items()}
+
+
+def test_every_module_has_mutants_including_hard_coded_outputs(graded_mutants):
+    assignment, _ = graded_mutants
+    rubric = tomllib.loads((ROOT / "tests" / assignment / "rubric.toml").read_text())
+    mutants = mutants_of(assignment)
+    assert set(mutants) == set(rubric["exercises"])
+    for stem, listed in mutants.items():
+        assert any("hard-coded" in description for description, _, _ in listed), stem
+
+
+def test_every_mutant_loses_points_in_its_module_only(graded_mutants):
+    _, reports = graded_mutants
+    for (stem, description), report in reports.items():
+        assert report["grader_errors"] == [], (stem, description, report["grader_errors"])
+        for ex in report["exercises"]:
+            if ex["name"] == stem:
+                assert ex["score"] < ex["max_score"], f"{stem}: mutant {description!r} lost no points"
+            else:
+                assert ex["score"] == ex["max_score"], f"{stem}: mutant {description!r} cost points in {ex['name']}"
+
+
+def test_every_hidden_test_fails_on_some_mutant(graded_mutants):
+    assignment, reports = graded_mutants
+    rubric = tomllib.loads((ROOT / "tests" / assignment / "rubric.toml").read_text())
+    for stem, spec in rubric["exercises"].items():
+        killed = set()
+        for (mutated, _), report in reports.items():
+            if mutated == stem:
+                killed |= {t["name"].split("[")[0] for t in exercise(report, stem)["tests"] if t["status"] != "passed"}
+        assert set(spec["points"]) - killed == set(), f"{stem}: tests no mutant fails"
+
+
+def test_hard_coded_outputs_lose_points_in_every_module(graded_mutants):
+    _, reports = graded_mutants
+    for (stem, description), report in reports.items():
+        if "hard-coded" in description:
+            ex = exercise(report, stem)
+            assert ex["score"] <= ex["max_score"] / 2 + 1e-9 or ex["score"] < ex["max_score"], (stem, ex["score"])
