@@ -20,9 +20,15 @@ pattern.
 
 Why sine *and* cosine: for any fixed offset ``delta``, the pair
 ``(sin((i + delta) omega_j), cos((i + delta) omega_j))`` is the pair
-``(sin(i omega_j), cos(i omega_j))`` rotated by the angle ``delta * omega_j``, a 2 x 2
-rotation matrix that does not depend on ``i``. Moving by ``delta`` positions is a fixed
-linear map, so the model can easily learn to attend by *relative* position.
+``(sin(i omega_j), cos(i omega_j))`` rotated by the angle ``delta * omega_j``:
+
+    [P[i + delta, 2j]    ]   [ cos(delta omega_j)  sin(delta omega_j)] [P[i, 2j]    ]
+    [P[i + delta, 2j + 1]] = [-sin(delta omega_j)  cos(delta omega_j)] [P[i, 2j + 1]]
+
+a 2 x 2 rotation matrix that does not depend on ``i`` (expand sin(a + b) and
+cos(a + b) to check it). Moving by ``delta`` positions is a fixed linear map, so the
+model can easily learn to attend by *relative* position. With sines alone (or with
+sine and cosine in each other's place) this exact matrix would not hold.
 
 The input embeddings are usually scaled so they are comparable to the encoding values
 in ``[-1, 1]``; dropout is applied to the sum.

@@ -34,18 +34,25 @@ def sequence_mask(X, valid_len, value=0):
     """Replace the entries of each row beyond its valid length by ``value``.
 
     Row ``r`` of ``X`` keeps positions ``0 .. valid_len[r] - 1``; every position
-    ``>= valid_len[r]`` is set to ``value``. Build the boolean mask by comparing a
-    range of column indices with the valid lengths (broadcasting), on ``X``'s
-    device, with no Python loop. As in the book, ``X`` may be modified in place; it
-    is also returned.
+    ``>= valid_len[r]`` is set to ``value``. Build the boolean mask of shape
+    ``(n, maxlen)`` by comparing a range of column indices with the valid lengths
+    (broadcasting), on ``X``'s device, with no Python loop, and index ``X`` with
+    it. As in the book, ``X`` may be modified in place; it is also returned, with
+    ``X``'s dtype.
+
+    Example (from the book): ``sequence_mask(torch.tensor([[1, 2, 3], [4, 5, 6]]),
+    torch.tensor([1, 2]))`` gives ``[[1, 0, 0], [4, 5, 0]]``. ``X`` may have more
+    axes after the first two, as in ``sequence_mask(torch.ones(2, 3, 4),
+    torch.tensor([1, 2]), value=-1)``: then the whole entry ``X[r, p]`` (here a
+    vector of 4 numbers) of every masked position ``p`` is set to ``value``.
 
     Args:
-        X: tensor of shape ``(n, maxlen)``.
+        X: tensor of shape ``(n, maxlen)`` or ``(n, maxlen, ...)``.
         valid_len: 1-D tensor of shape ``(n,)`` with the valid length of each row.
         value: what to write into the masked positions.
 
     Returns:
-        Tensor of shape ``(n, maxlen)``, the masked ``X``.
+        Tensor of the same shape as ``X``, the masked ``X``.
     """
     ### BEGIN SOLUTION
     maxlen = X.size(1)

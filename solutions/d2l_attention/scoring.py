@@ -13,8 +13,12 @@ functions, both as ``nn.Module`` classes with the same interface:
 * ``queries``: ``(batch_size, num_queries, query_size)``,
 * ``keys``: ``(batch_size, num_kv_pairs, key_size)``,
 * ``values``: ``(batch_size, num_kv_pairs, value_size)``,
-* ``valid_lens``: ``None``, ``(batch_size,)`` or ``(batch_size, num_queries)``, as
-  in ``masked_softmax``: key positions beyond the valid length get weight 0,
+* ``valid_lens``: ``None`` (every key counts), 1-D ``(batch_size,)`` (one valid
+  length per batch item, shared by all of its queries) or 2-D ``(batch_size,
+  num_queries)`` (one valid length per query), exactly as in ``masked_softmax``:
+  key positions at or beyond the valid length get weight exactly 0 (pass the scores
+  and ``valid_lens`` to ``masked_softmax``, which writes ``-1e6`` into those scores
+  before softmax),
 
 returning ``(batch_size, num_queries, value_size)``. Both store the attention weights
 of the last call in ``self.attention_weights`` (shape ``(batch_size, num_queries,
@@ -45,40 +49,11 @@ import math
 import torch
 from torch import nn
 
-
-def masked_softmax(X, valid_lens):
-    """Softmax over the last axis with weight 0 beyond the valid lengths.
-
-    This is the same function as ``masked_softmax`` in ``masked_softmax.py``; put
-    your implementation from there here as well, so that this module stands on its
-    own. ``valid_lens`` is ``None`` (plain softmax over the last dimension), 1-D with
-    one valid length per batch item (shared by all of its queries), or 2-D with one
-    valid length per query. Scores at masked key positions are replaced by ``-1e6``
-    before softmax, so their weight is 0.
-
-    Args:
-        X: scores of shape ``(batch_size, num_queries, num_keys)``.
-        valid_lens: ``None``, ``(batch_size,)`` or ``(batch_size, num_queries)``.
-
-    Returns:
-        Tensor of the same shape as ``X``, rows summing to 1.
-    """
-    ### BEGIN SOLUTION
-    if valid_lens is None:
-        return nn.functional.softmax(X, dim=-1)
-    shape = X.shape
-    if valid_lens.dim() == 1:
-        valid_lens = torch.repeat_interleave(valid_lens, shape[1])  # (batch_size * num_queries,)
-    else:
-        valid_lens = valid_lens.reshape(-1)  # (batch_size * num_queries,)
-    X = X.reshape(-1, shape[-1])  # (batch_size * num_queries, num_keys)
-    mask = (
-        torch.arange(shape[-1], dtype=torch.float32, device=X.device)[None, :]
-        < valid_lens[:, None]
-    )  # (batch_size * num_queries, num_keys)
-    X[~mask] = -1e6
-    return nn.functional.softmax(X.reshape(shape), dim=-1)  # (batch_size, num_queries, num_keys)
-    ### END SOLUTION
+# masked_softmax is YOUR function from masked_softmax.py, which sits next to this file.
+# Until masked_softmax.py is finished, calling either scorer raises the
+# NotImplementedError of your masked_softmax stub. The grader grades scoring.py against
+# the reference masked_softmax, so a mistake in masked_softmax.py costs points only once.
+from masked_softmax import masked_softmax
 
 
 class AdditiveAttention(nn.Module):
