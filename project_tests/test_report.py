@@ -1,0 +1,57 @@
+"""The report: schema, arithmetic, and the committed sample documented in docs/report.md."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import jsonschema
+import pytest
+
+from grader.demo import build_submission
+from grader.model import Report
+from grader.settings import Settings
+from project_tests.helpers import ROOT, grade_cli
+
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory):
+    mistakes = tomllib.loads((ROOT / "samples" / "ch03.toml").read_text())["mistakes"]
+    root = build_submission(tmp_path_factory.mktemp("sample") / "s", "ch03", Settings(), mistakes)
+    proc, report = grade_cli(root, "ch03")
+    assert proc.returncode == 0, proc.stderr
+    return report
+
+
+def test_report_follows_the_schema(sample_report):
+    jsonschema.validate(sample_report, SCHEMA)
+
+
+def test_scores_add_up(sample_report):
+    assert sample_report["score"] == sum(e["score"] for e in sample_report["exercises"])
+    assert sample_report["max_score"] == sum(e["max_score"] for e in sample_report["exercises"])
+    for ex in sample_report["exercises"]:
+        assert ex["score"] == sum(t["score"] for t in ex["tests"])
+        assert ex["max_score"] == sum(t["max_score"] for t in ex["tests"])
+        for test in ex["tests"]:
+            assert (test["status"] == "passed") == (test["score"] == test["max_score"])
+            assert (test["status"] == "passed") == (test["message"] == "")
+
+
+def test_sample_mistakes_cost_points_where_they_were_made(sample_report):
+    mistakes = {m["module"] for m in tomllib.loads((ROOT / "samples" / "ch03.toml").read_text())["mistakes"]}
+    for ex in sample_report["exercises"]:
+        assert (ex["score"] < ex["max_score"]) == (ex["name"] in mistakes), ex["name"]
+
+
+def test_report_round_trips_through_the_model(sample_report):
+    assert Report.from_dict(sample_report).to_dict() == sample_report
+
+
+def test_committed_sample_report_is_valid_and_current(sample_report):
+    committed = json.loads((ROOT / "docs" / "sample-report.json").read_text())
+    jsonschema.validate(committed, SCHEMA)
+    shape = lambda r: [(e["name"], e["score"], [(t["name"], t["status"]) for t in e["tests"]]) for e in r["exercises"]]  # noqa: E731
+    assert shape(committed) == shape(sample_report), "regenerate docs/sample-report.json (see docs/report.md)"
