@@ -25,5 +25,23 @@ def grade_command(args, settings: Settings) -> int:
             return 2
     if args.json_path:
         write_json(report, args.json_path)
+    from grader.reports import classroom
+
+    if classroom.in_actions():  # payloads for the Classroom reporter, the job summary
+        classroom.write_actions_files(report)
+        with classroom.commands_stopped():  # student text must not become workflow commands
+            terminal.show(report, quiet=args.quiet)
+        return 0
     terminal.show(report, quiet=args.quiet)
     return 0
+
+
+def batch_command(args, settings: Settings) -> int:
+    """``batch``: every submission folder under ROOT; a CSV of grades and a report each."""
+    from grader import batch
+
+    return batch.run(
+        args.root.resolve(), args.assignment, settings,
+        csv_path=args.csv_path, reports_dir=args.reports_dir, jobs=max(1, args.jobs),
+        template=args.template, gradebook=args.gradebook, duedate=args.duedate,
+    )
