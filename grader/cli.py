@@ -7,6 +7,7 @@ an unknown assignment, 3 when the grader itself failed.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +26,19 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
     grade.add_argument("--quiet", action="store_true", help="print only the total")
     add_limits(grade)
+
+    batch = commands.add_parser("batch", help="grade every submission folder under ROOT (one per student)")
+    batch.add_argument("root", type=Path, help="a folder of submission folders, each named by the student id")
+    batch.add_argument("--assignment", required=True, help="for example ch03")
+    batch.add_argument("--csv", type=Path, required=True, dest="csv_path", help="write the grades here")
+    batch.add_argument("--reports", type=Path, dest="reports_dir",
+                       help="folder for each student's REPORT.json (default: <csv folder>/<assignment>-reports)")
+    batch.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="submissions graded at once")
+    batch.add_argument("--template", type=Path, help="the released template: flag changed workflows and tests")
+    batch.add_argument("--gradebook", type=Path, help="an nbgrader course folder: put the scores in its gradebook.db")
+    batch.add_argument("--duedate", default="", help="written to the CSV's duedate column")
+    batch.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
+    add_limits(batch)
 
     demo = commands.add_parser("demo", help="grade the reference solutions and a bundled sample submission")
     demo.add_argument("--assignment", default="ch03", help="for example ch03 (default) or d2l_attention")
@@ -59,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         from grader.commands import grade_command
 
         return grade_command(args, settings)
+    if args.command == "batch":
+        from grader.commands import batch_command
+
+        return batch_command(args, settings)
     if args.command == "demo":
         from grader import demo
 
