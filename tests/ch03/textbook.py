@@ -71,3 +71,11 @@ EXERCISE_3_3_PARAMETERS = 2_360_064
 def random_inputs(seed: int, *shape: int) -> torch.Tensor:
     """Inputs no textbook printed: behaviour checks use them so hard-coded answers fail."""
     return torch.rand(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+# 3.4.1 step by step (seed 123, W_query, W_key, W_value = torch.rand(3, 2) in that order)
+STEP_QUERY_2 = torch.tensor([0.4306, 1.4551])
+STEP_ATTN_SCORE_22 = torch.tensor(1.8524)
+STEP_ATTN_SCORES_2 = torch.tensor([1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440])
+STEP_ATTN_WEIGHTS_2 = torch.tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])
+STEP_CONTEXT_2 = torch.tensor([0.3061, 0.8210])

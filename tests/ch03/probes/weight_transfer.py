@@ -1,0 +1,70 @@
+"""Probes for weight_transfer.py (Exercise 3.1): copy a v2 module's weights into a v1 module.
+
+Runs inside the sandbox, next to student code: inputs only, never an expected value. The
+modules are the *reference* SelfAttention_v1 and SelfAttention_v2: the rubric's
+``uses = ["self_attention_v1", "self_attention_v2"]`` makes the worker load them under
+those names before the student's module, so only the copy function is the student's.
+"""
+
+import torch
+from torch import nn
+
+from grader.sandbox.worker import ProbeError, exact_tensor
+
+NAMES = ("W_query", "W_key", "W_value")
+
+
+def describe(value):
+    """What kind of object a v1 attribute is after the copy, and its shape."""
+    if value is None:
+        return {"kind": "missing"}
+    if not isinstance(value, torch.Tensor):
+        return {"kind": type(value).__name__}
+    return {"kind": "Parameter" if isinstance(value, nn.Parameter) else "Tensor", "shape": list(value.shape)}
+
+
+def v2_weight(sa_v2, name):
+    """``sa_v2.<name>.weight`` as a plain tensor (None if the student replaced the layer)."""
+    weight = getattr(getattr(sa_v2, name, None), "weight", None)
+    return exact_tensor(weight.detach(), f"sa_v2.{name}.weight") if isinstance(weight, torch.Tensor) else None
+
+
+def transfer(student, seed, d_in, d_out, xs, v1_seed=None):
+    """Build reference v2 (seed ``seed``) then v1 (seed ``v1_seed`` if given), call the student's
+    copy function, then run both on each input in ``xs`` and back-propagate through v1."""
+    import self_attention_v1  # the reference modules (see the module docstring)
+    import self_attention_v2
+
+    copy = getattr(student, "copy_v2_weights_into_v1", None)
+    if copy is None:
+        raise ProbeError("your module has no function named 'copy_v2_weights_into_v1'")
+    torch.manual_seed(seed)
+    sa_v2 = self_attention_v2.SelfAttention_v2(d_in, d_out)
+    if v1_seed is not None:
+        torch.manual_seed(v1_seed)
+    sa_v1 = self_attention_v1.SelfAttention_v1(d_in, d_out)
+    copy(sa_v1, sa_v2)
+
+    result = {
+        "v1_params": {name: describe(getattr(sa_v1, name, None)) for name in NAMES},
+        "v1_named": [name for name, _ in sa_v1.named_parameters()],
+        "v2_weights": {name: v2_weight(sa_v2, name) for name in NAMES},
+        "v2_named": [name for name, _ in sa_v2.named_parameters()],
+    }
+    with torch.no_grad():
+        result["v2"] = [sa_v2(x) for x in xs]
+    try:
+        outs = [sa_v1(x) for x in xs]
+    except Exception as exc:  # noqa: BLE001 - the usual cause: untransposed weights
+        result["v1_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        return result
+    result["v1"] = outs
+
+    def reached(p):
+        return isinstance(p, torch.Tensor) and p.grad is not None and bool(p.grad.abs().sum() > 0)
+
+    loss = sum((out.float() ** 2).sum() for out in outs)
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        loss.backward()
+    result["v1_gradients"] = {name: reached(getattr(sa_v1, name, None)) for name in NAMES}
+    return result

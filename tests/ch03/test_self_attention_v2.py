@@ -1,0 +1,224 @@
+"""Section 3.4.2: self-attention with nn.Linear projections (listing 3.2)."""
+
+import itertools
+
+import pytest
+import torch
+
+import self_attention_v2 as ref
+from grader.checks import attention_weight_hints, close, require
+from textbook import INPUTS, V2_SEED_789, V2_WEIGHTS_ROW_1, random_inputs
+
+ORDER = ("W_query", "W_key", "W_value")
+X_OTHER = random_inputs(31, 7, 5)  # 7 tokens of size 5: not the book's sizes
+X_LONG = random_inputs(32, 9, 3)
+X_SQUARE = random_inputs(33, 5, 5)  # as many tokens as value dimensions: weights recoverable
+X_BIAS = random_inputs(34, 4, 3)
+X_GRAD = random_inputs(35, 4, 3)
+
+ORDER_HINT = ("Your layers were created in a different order ({}): create W_query, then W_key, then W_value; "
+              "the order decides which random initial weights each one receives.")
+SWAP_HINT = ("Queries and keys are swapped: the scores are queries @ keys.T (row i: query i against every key), "
+             "and the first nn.Linear created is W_query, the second W_key.")
+BIAS_HINT = "Pass bias=qkv_bias to each of the three nn.Linear layers."
+
+
+def reference(seed, d_in, d_out, qkv_bias=False, order=ORDER):
+    """The reference module built after ``torch.manual_seed(seed)``; with ``order``, its
+    layers are what they would be if created in that order."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        module = ref.SelfAttention_v2(d_in, d_out, qkv_bias=qkv_bias)
+    layers = [getattr(module, name) for name in ORDER]
+    for name, layer in zip(order, layers):
+        setattr(module, name, layer)
+    return module
+
+
+def attend(module, x, *, scale=True, dim=-1, swap=False):
+    """(attention weights, context vectors) of ``module`` on ``x``, optionally with a known mistake."""
+    with torch.no_grad():
+        queries, keys, values = module.W_query(x), module.W_key(x), module.W_value(x)
+        if swap:
+            queries, keys = keys, queries
+        scores = queries @ keys.T  # (num_tokens, num_tokens)
+        if scale:
+            scores = scores / keys.shape[-1] ** 0.5
+        weights = torch.softmax(scores, dim=dim)
+        return weights, weights @ values
+
+
+def expected(seed, d_in, d_out, x, qkv_bias=False):
+    """What the reference module returns."""
+    with torch.no_grad():
+        return reference(seed, d_in, d_out, qkv_bias)(x)
+
+
+def known_mistakes(seed, d_in, d_out, x, part=1, qkv_bias=False):
+    """Hint -> what the reference computes when making that mistake (part 0: weights, 1: context).
+
+    Creating W_key before W_query gives the same output as swapping queries and keys, so
+    SWAP_HINT names both; on a single token every mistake but the values' layer is invisible.
+    """
+    if x.shape[0] < 2:
+        return {}
+
+    def mistake(**kwargs):
+        return lambda: attend(reference(seed, d_in, d_out, qkv_bias), x, **kwargs)[part]
+
+    hints = {
+        "The scores are not scaled: divide them by sqrt(d_k), d_k = keys.shape[-1], before the softmax.": mistake(scale=False),
+        "Softmax runs over the wrong dimension: use dim=-1, so that each row of attention weights sums to 1.": mistake(dim=0),
+        SWAP_HINT: mistake(swap=True),
+    }
+    for order in itertools.permutations(ORDER):
+        if order not in (ORDER, ("W_key", "W_query", "W_value")):
+            hints[ORDER_HINT.format(", ".join(order))] = lambda order=order: attend(reference(seed, d_in, d_out, qkv_bias, order), x)[part]
+    return hints
+
+
+def linear_layers(params, d_in, d_out, bias, what):
+    """The student's three layers, after checking they are nn.Linear(d_in, d_out, bias=bias)."""
+    layers = params["layers"]
+    for name in ORDER:
+        info = layers[name]
+        kind = info["kind"]
+        require(kind != "missing", f"self.{name} is missing", what=what,
+                hint=f"Create self.{name} = nn.Linear(d_in, d_out, bias=qkv_bias) in __init__.")
+        require(kind == "Linear", f"self.{name} is a {kind}, not an nn.Linear", what=what,
+                hint="Version 2 uses nn.Linear(d_in, d_out, bias=qkv_bias) layers (nn.Parameter matrices are version 1).")
+        sizes = (info["in_features"], info["out_features"])
+        swapped = " Yours has them the other way round." if sizes == (d_out, d_in) else ""
+        require(sizes == (d_in, d_out), f"self.{name} is nn.Linear{sizes}, expected nn.Linear({d_in}, {d_out})", what=what,
+                hint=f"nn.Linear(d_in, d_out): the input size comes first.{swapped}",
+                expected=f"in_features={d_in}, out_features={d_out}", actual=f"in_features={sizes[0]}, out_features={sizes[1]}")
+        if bias:
+            require(info["bias"] is not None, f"self.{name} has no bias although qkv_bias=True", what=what, hint=BIAS_HINT)
+        else:
+            require(info["bias"] is None, f"self.{name} has a bias although qkv_bias=False", what=what,
+                    hint=BIAS_HINT + " By default qkv_bias is False: no bias.")
+    return layers
+
+
+def named(params):
+    """The names of the module's registered parameters."""
+    return [name for name, _ in params["named"]]
+
+
+@pytest.mark.probe("forward", seed=789, d_in=3, d_out=2, xs=[INPUTS])
+def test_forward_textbook(probed):
+    close(probed["outs"][0], V2_SEED_789, what="torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)",
+          variants=known_mistakes(789, 3, 2, INPUTS))
+
+
+@pytest.mark.probe("projections", seed=789, d_in=3, d_out=2, x=INPUTS)
+def test_attention_weights_textbook(probed):
+    def weights_of(queries, keys):  # the textbook's computation, from the layers' queries and keys
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+
+    def reference_weights():
+        module = reference(789, 3, 2)
+        with torch.no_grad():
+            return weights_of(module.W_query(INPUTS), module.W_key(INPUTS))
+
+    hint = "After torch.manual_seed(789), create W_query, W_key, W_value, in that order, as nn.Linear(d_in, d_out)."
+    for name, layer in (("queries", "W_query"), ("keys", "W_key")):
+        close(probed[name], getattr(reference(789, 3, 2), layer)(INPUTS).detach(),
+              what=f"sa_v2.{layer}(inputs) after torch.manual_seed(789)", hint=hint,
+              variants={ORDER_HINT.format(", ".join(o)): lambda o=o: getattr(reference(789, 3, 2, order=o), layer)(INPUTS).detach()
+                        for o in itertools.permutations(ORDER) if o != ORDER})
+    weights = weights_of(probed["queries"], probed["keys"])
+    close(weights, reference_weights(), what="softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key (seed 789)",
+          grid=True, hint=hint)
+    close(weights[0], V2_WEIGHTS_ROW_1, what="row 1 of softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key")
+
+
+@pytest.mark.probe("forward", seed=1, d_in=5, d_out=4, xs=[])
+def test_layers_are_linear(probed):
+    what = "W_query, W_key, W_value of SelfAttention_v2(5, 4)"
+    layers = linear_layers(probed["params"], 5, 4, False, what)
+    for name in ORDER:
+        shape = list(layers[name]["weight"].shape)
+        require(shape == [4, 5], f"self.{name}.weight has shape {tuple(shape)}, expected (4, 5)", what=what,
+                hint="Keep nn.Linear's own weight: it is stored as (d_out, d_in).")
+    require(sorted(named(probed["params"])) == sorted(f"{n}.weight" for n in ORDER),
+            f"the module's parameters are {named(probed['params'])}", what=what,
+            hint="The three layers' weights should be the only parameters: create no others.",
+            expected=str([f"{n}.weight" for n in ORDER]), actual=str(named(probed["params"])))
+
+
+@pytest.mark.probe("forward", seed=3, d_in=3, d_out=2, xs=[X_BIAS], qkv_bias=True)
+def test_qkv_bias(probed):
+    what = "SelfAttention_v2(3, 2, qkv_bias=True)"
+    layers = linear_layers(probed["params"], 3, 2, True, what)
+    for name in ORDER:
+        shape = list(layers[name]["bias"].shape)
+        require(shape == [2], f"self.{name}.bias has shape {tuple(shape)}, expected (2,)", what=what, hint=BIAS_HINT)
+    close(probed["outs"][0], expected(3, 3, 2, X_BIAS, qkv_bias=True), what=what + " on 4 tokens (seed 3)",
+          variants={BIAS_HINT: lambda: expected(3, 3, 2, X_BIAS, qkv_bias=False), **known_mistakes(3, 3, 2, X_BIAS, qkv_bias=True)},
+          hint="With a bias, each projection is x @ weight.T + bias: let the nn.Linear layers compute it.")
+
+
+@pytest.mark.probe("forward", seed=2024, d_in=4, d_out=3, xs=[])
+def test_parameters_created_in_order(probed):
+    what = "the weights of W_query, W_key, W_value of SelfAttention_v2(4, 3) after torch.manual_seed(2024)"
+    layers = linear_layers(probed["params"], 4, 3, False, what)
+    weights = torch.stack([layers[n]["weight"] for n in ORDER])
+
+    def stacked(order=ORDER):
+        module = reference(2024, 4, 3, order=order)
+        return torch.stack([getattr(module, n).weight.detach() for n in ORDER])
+
+    variants = {ORDER_HINT.format(", ".join(o)): lambda o=o: stacked(o) for o in itertools.permutations(ORDER) if o != ORDER}
+    close(weights, stacked(), what=what + " (stacked)", variants=variants,
+          hint="Right after the seed, create W_query, W_key, W_value in that order, each nn.Linear(d_in, d_out, bias=qkv_bias).")
+
+
+@pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
+def test_forward_other_seed(probed):
+    close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v2(3, 2)(inputs)",
+          variants=known_mistakes(7, 3, 2, INPUTS),
+          hint="Compute the output with the module's own layers: another seed gives other weights and another output.")
+
+
+@pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
+def test_forward_other_sizes(probed):
+    close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v2(5, 4) on 7 tokens of size 5 (seed 11)",
+          variants=known_mistakes(11, 5, 4, X_OTHER),
+          hint="Use d_in, d_out and the number of tokens of x; nothing should depend on the textbook's sizes.")
+
+
+@pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
+def test_forward_other_lengths(probed):
+    for x, out in zip([INPUTS[:1], INPUTS[:2], X_LONG], probed["outs"]):
+        close(out, expected(8, 3, 2, x), what=f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)",
+              variants=known_mistakes(8, 3, 2, x),
+              hint="Every token attends to every token of the same input, whatever their number: one row per token.")
+
+
+@pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
+def test_attention_weights_rows_sum_to_one(probed):
+    what = "attention weights of SelfAttention_v2(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
+    out, context = probed["outs"][0], expected(5, 5, 6, X_SQUARE)
+    if not (isinstance(out, torch.Tensor) and out.shape == context.shape):
+        close(out, context, what="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
+    w_value = linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"]
+    values = X_SQUARE.double() @ w_value.double().T  # (5, 6), rank 5
+    weights = (out.double() @ torch.linalg.pinv(values)).float()
+    close(weights, attend(reference(5, 5, 6), X_SQUARE)[0], what=what, grid=True,
+          variants=known_mistakes(5, 5, 6, X_SQUARE, part=0), hint=attention_weight_hints(weights, causal=False))
+    close(out, context, what="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
+
+
+@pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
+def test_gradients_reach_every_parameter(probed):
+    what = "which parameters of SelfAttention_v2(3, 2) receive a gradient from (output ** 2).sum().backward()"
+    require(probed["output_requires_grad"], "the output does not depend on any trainable parameter", what=what,
+            hint="Compute the output with self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().")
+    missing = [name for name in ORDER if not probed["attributes"][name]]
+    require(not missing, f"no gradient reached the weight of {', '.join(missing)}", what=what,
+            hint="Apply each nn.Linear layer to x in forward (not through .detach() or .data): queries, keys and values all need it.",
+            expected=str(list(ORDER)), actual=str([n for n in ORDER if n not in missing]))
+    idle = [name for name, reached in probed["parameters"].items() if not reached]
+    require(not idle, f"no gradient reached the parameter(s) {', '.join(idle)}", what=what,
+            hint="Every parameter of the module should take part in forward; create no others.")

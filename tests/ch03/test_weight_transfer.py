@@ -1,0 +1,173 @@
+"""Exercise 3.1: give a SelfAttention_v1 the weights of a SelfAttention_v2.
+
+The probe builds the *reference* modules (the rubric's ``uses``); only the copy function is
+the student's. A correct copy makes v1's output equal v2's: exactly with the textbook's
+``W.data = linear.weight.T``, within float32 rounding (about 1e-8) with e.g. ``copy_``
+into a contiguous parameter, hence the tolerance of 1e-6.
+"""
+
+import pytest
+import torch
+
+import self_attention_v1 as ref_v1
+import self_attention_v2 as ref_v2
+from grader.checks import close, require
+from textbook import EXERCISE_3_1_FIRST, EXERCISE_3_1_LAST, INPUTS, random_inputs
+
+ORDER = ("W_query", "W_key", "W_value")
+ATOL = 1e-6  # float32 rounding of an equivalent copy, far below any real mistake
+X_OTHER = random_inputs(41, 7, 5)  # 7 tokens of size 5: not the book's sizes
+X_SQUARE = random_inputs(42, 6, 4)
+X_SHORT, X_MID, X_LONG = random_inputs(43, 1, 3), random_inputs(44, 4, 3), random_inputs(45, 8, 3)
+X_GRAD = random_inputs(46, 5, 3)
+
+NOT_TRANSPOSED_HINT = ("The weights are not transposed: nn.Linear stores its weight as (d_out, d_in) and computes "
+                       "x @ weight.T, while v1 computes x @ W with W of shape (d_in, d_out). Copy weight.T.")
+SWAP_HINT = "W_query and W_key are mixed up: copy sa_v2.W_query into sa_v1.W_query and sa_v2.W_key into sa_v1.W_key."
+NOT_COPIED_HINT = ("sa_v1 still has its own weights: overwrite sa_v1's matrices with sa_v2's (from v2 into v1, "
+                   "not the other way round).")
+
+
+def pair(seed, d_in, d_out, v1_seed=None):
+    """Reference (v1, v2) built as the probe builds them: v2 right after the seed, then v1."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        sa_v2 = ref_v2.SelfAttention_v2(d_in, d_out)
+        if v1_seed is not None:
+            torch.manual_seed(v1_seed)
+        sa_v1 = ref_v1.SelfAttention_v1(d_in, d_out)
+    return sa_v1, sa_v2
+
+
+def expected(seed, d_in, d_out, x):
+    """sa_v2(x): what sa_v1 must return after a correct copy."""
+    with torch.no_grad():
+        return pair(seed, d_in, d_out)[1](x)
+
+
+def v1_after(seed, d_in, d_out, x, *, v1_seed=None, transpose=True, swap=False, skip=()):
+    """sa_v1(x) after a copy with a known mistake (not transposed, W_query/W_key swapped, some not copied)."""
+    sa_v1, sa_v2 = pair(seed, d_in, d_out, v1_seed)
+    source = {"W_query": "W_key", "W_key": "W_query"} if swap else {}
+    for name in ORDER:
+        if name not in skip:
+            weight = getattr(sa_v2, source.get(name, name)).weight.detach()
+            getattr(sa_v1, name).data = weight.T if transpose else weight
+    with torch.no_grad():
+        return sa_v1(x)
+
+
+def known_mistakes(seed, d_in, d_out, x, v1_seed=None, row=None):
+    """Hint -> sa_v1(x) after that mistake (only its row ``row`` if given).
+
+    On a single token only W_value matters, so only the transposition can be told apart.
+    """
+    def mistake(**kwargs):
+        def value():
+            out = v1_after(seed, d_in, d_out, x, v1_seed=v1_seed, **kwargs)
+            return out if row is None else out[row]
+        return value
+
+    hints = {
+        NOT_TRANSPOSED_HINT: mistake(transpose=False),
+        SWAP_HINT: mistake(swap=True),
+        NOT_COPIED_HINT: mistake(skip=ORDER),
+    }
+    if x.shape[0] < 2:
+        return {NOT_TRANSPOSED_HINT: hints[NOT_TRANSPOSED_HINT]}
+    for name in ORDER:
+        hints[f"sa_v1.{name} was not copied: copy all three matrices."] = mistake(skip=(name,))
+    return hints
+
+
+def v1_outputs(probed, d_in, d_out, what):
+    """The outputs of sa_v1 after the copy, or a failure saying why sa_v1 could not run."""
+    if "v1_error" in probed:
+        shapes = {name: probed["v1_params"][name].get("shape") for name in ORDER}
+        transposed = any(shape == [d_out, d_in] for shape in shapes.values()) and d_in != d_out
+        require(False, f"sa_v1(x) raised {probed['v1_error']} after copy_v2_weights_into_v1", what=what,
+                hint=NOT_TRANSPOSED_HINT if transposed else f"After the copy each v1 matrix must have shape (d_in, d_out) = ({d_in}, {d_out}).",
+                expected=f"W_query, W_key, W_value of shape ({d_in}, {d_out})",
+                actual=", ".join(f"{name} {tuple(shape) if shape else probed['v1_params'][name]['kind']}" for name, shape in shapes.items()))
+    return probed["v1"]
+
+
+def check_same_as_v2(probed, seed, d_in, d_out, xs, what, v1_seed=None):
+    """Every sa_v1 output equals the reference sa_v2's on the same input, within ATOL."""
+    for x, out in zip(xs, v1_outputs(probed, d_in, d_out, what)):
+        close(out, expected(seed, d_in, d_out, x), what=f"{what}: sa_v1(x) on {x.shape[0]} token(s), compared with sa_v2(x)",
+              atol=ATOL, variants=known_mistakes(seed, d_in, d_out, x, v1_seed),
+              hint="After the copy, sa_v1 must compute exactly what sa_v2 computes: same weights, transposed.")
+
+
+@pytest.mark.probe("transfer", seed=123, d_in=3, d_out=2, xs=[INPUTS])
+def test_textbook_first_and_last_rows(probed):
+    what = "sa_v1(inputs) after copying the weights of a seed-123 SelfAttention_v2(3, 2)"
+    out = v1_outputs(probed, 3, 2, what)[0]
+    require(isinstance(out, torch.Tensor) and tuple(out.shape) == (6, 2), "sa_v1(inputs) does not have shape (6, 2)", what=what)
+    close(out[0], EXERCISE_3_1_FIRST, what=what + ", first row", variants=known_mistakes(123, 3, 2, INPUTS, row=0))
+    close(out[-1], EXERCISE_3_1_LAST, what=what + ", last row", variants=known_mistakes(123, 3, 2, INPUTS, row=-1))
+
+
+@pytest.mark.probe("transfer", seed=123, d_in=3, d_out=2, xs=[INPUTS])
+def test_textbook_same_output_as_v2(probed):
+    what = "sa_v1(inputs) - sa_v2(inputs) after the copy (seed 123)"
+    out = v1_outputs(probed, 3, 2, what)[0]
+    close(probed["v2"][0], expected(123, 3, 2, INPUTS), what="sa_v2(inputs) after the copy (seed 123)", atol=ATOL,
+          hint="Leave sa_v2 unchanged: copy from sa_v2 into sa_v1, not the other way round.")
+    close(out, probed["v2"][0], what=what + f" must be 0 (up to {ATOL:g})", atol=ATOL,
+          variants=known_mistakes(123, 3, 2, INPUTS))
+
+
+@pytest.mark.probe("transfer", seed=5, d_in=4, d_out=3, xs=[])
+def test_v2_left_unchanged(probed):
+    what = "the weights of sa_v2 (SelfAttention_v2(4, 3), seed 5) after copy_v2_weights_into_v1"
+    sa_v2 = pair(5, 4, 3)[1]
+    require(sorted(probed["v2_named"]) == sorted(f"{n}.weight" for n in ORDER),
+            f"sa_v2's parameters are now {probed['v2_named']}", what=what, hint="Leave sa_v2 as it is: only sa_v1 changes.")
+    for name in ORDER:
+        close(probed["v2_weights"][name], getattr(sa_v2, name).weight.detach(), what=f"sa_v2.{name}.weight after the copy",
+              atol=0.0, hint="Leave sa_v2 unchanged: copy from sa_v2 into sa_v1 (not the other way round), and do not "
+                             "transpose sa_v2's weights in place (weight.T gives a new view; weight.t_() would change sa_v2).")
+
+
+@pytest.mark.probe("transfer", seed=42, d_in=3, d_out=2, xs=[INPUTS])
+def test_other_seed(probed):
+    check_same_as_v2(probed, 42, 3, 2, [INPUTS], "SelfAttention_v1(3, 2) with the weights of a seed-42 SelfAttention_v2")
+
+
+@pytest.mark.probe("transfer", seed=7, d_in=5, d_out=4, xs=[X_OTHER])
+def test_other_sizes(probed):
+    check_same_as_v2(probed, 7, 5, 4, [X_OTHER], "SelfAttention_v1(5, 4) with the weights of a SelfAttention_v2(5, 4)")
+
+
+@pytest.mark.probe("transfer", seed=3, d_in=4, d_out=4, xs=[X_SQUARE])
+def test_square_weights_transposed(probed):
+    # With d_in == d_out an untransposed copy runs without error: only the values show the mistake.
+    check_same_as_v2(probed, 3, 4, 4, [X_SQUARE], "SelfAttention_v1(4, 4) with the weights of a SelfAttention_v2(4, 4)")
+
+
+@pytest.mark.probe("transfer", seed=9, d_in=3, d_out=5, xs=[X_SHORT, X_MID, X_LONG])
+def test_several_inputs(probed):
+    check_same_as_v2(probed, 9, 3, 5, [X_SHORT, X_MID, X_LONG], "SelfAttention_v1(3, 5) with the weights of a SelfAttention_v2(3, 5)")
+
+
+@pytest.mark.probe("transfer", seed=11, d_in=3, d_out=2, xs=[INPUTS], v1_seed=99)
+def test_v1_start_does_not_matter(probed):
+    check_same_as_v2(probed, 11, 3, 2, [INPUTS], "a SelfAttention_v1(3, 2) built with seed 99, given the weights of a seed-11 v2",
+                     v1_seed=99)
+
+
+@pytest.mark.probe("transfer", seed=13, d_in=3, d_out=2, xs=[X_GRAD])
+def test_parameters_stay_trainable(probed):
+    what = "sa_v1's W_query, W_key, W_value after the copy, and their gradients from (sa_v1(x) ** 2).sum().backward()"
+    v1_outputs(probed, 3, 2, what)
+    for name in ORDER:
+        info = probed["v1_params"][name]
+        require(info["kind"] == "Parameter", f"sa_v1.{name} is a {info['kind']} after the copy, not an nn.Parameter", what=what,
+                hint=f"Keep sa_v1.{name} an nn.Parameter: replace its values (sa_v1.{name}.data = ...), not the attribute.")
+    require(sorted(probed["v1_named"]) == sorted(ORDER), f"sa_v1's parameters are now {probed['v1_named']}", what=what,
+            hint="sa_v1 must keep exactly its three parameters W_query, W_key, W_value.")
+    missing = [name for name in ORDER if not probed["v1_gradients"][name]]
+    require(not missing, f"no gradient reached sa_v1's {', '.join(missing)}", what=what,
+            hint="After the copy sa_v1 must still be trainable: its matrices are leaf nn.Parameters that require gradients.")
