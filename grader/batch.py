@@ -154,12 +154,14 @@ def unchanged_files(root: Path, hashes: dict[str, str]) -> frozenset[str]:
 
 
 def guarded(path: str) -> bool:
-    """Whether a template file is one a student must not change: a workflow or a test file."""
+    """Whether a template file is one a student must not change: a workflow, a file of the
+    grader's (``.grader/``) or a public test (in a ``*test*`` folder, or ``test_*.py``)."""
     parts = Path(path).parts
     name = parts[-1]
     return (
         parts[:2] == (".github", "workflows")
-        or "tests" in parts[:-1]
+        or parts[0] == ".grader"
+        or any("test" in part.lower() for part in parts[:-1])
         or (name.startswith("test_") and name.endswith(".py"))
         or name.endswith("_test.py")
     )

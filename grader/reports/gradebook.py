@@ -13,7 +13,11 @@ points: nbgrader's formgrader and ``nbgrader export`` then show the same totals.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import os
+import shutil
+import sys
 from pathlib import Path
 
 from grader.model import Report
@@ -84,13 +88,27 @@ def _url(course_dir: Path) -> str:
     return f"sqlite:///{(course_dir / GRADEBOOK_FILE).resolve()}"
 
 
+@contextlib.contextmanager
+def _alembic_on_path():
+    """nbgrader shells out to ``alembic`` when it creates a gradebook: find it beside this
+    interpreter when it is not on PATH (a virtual environment that was not activated)."""
+    previous = os.environ.get("PATH", "")
+    here = os.path.dirname(sys.executable)
+    if shutil.which("alembic") is None and os.path.exists(os.path.join(here, "alembic")):
+        os.environ["PATH"] = here + os.pathsep + previous
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = previous
+
+
 def read_students(course_dir: Path) -> dict[str, dict]:
     """Names and e-mails of the students already in a course's gradebook, by id."""
     if not (course_dir / GRADEBOOK_FILE).is_file():
         return {}
     from nbgrader.api import Gradebook
 
-    with Gradebook(_url(course_dir)) as gradebook:
+    with _alembic_on_path(), Gradebook(_url(course_dir)) as gradebook:
         return {s.id: {"first_name": s.first_name, "last_name": s.last_name, "email": s.email} for s in gradebook.students}
 
 
@@ -100,39 +118,49 @@ def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, 
     Creates the assignment, a notebook per exercise and a grade cell per test when missing;
     creates students and submissions; sets each grade's ``auto_score`` (regrading overwrites).
     """
+    import warnings
+
     from nbgrader.api import Grade, Gradebook, MissingEntry, SubmittedNotebook
 
-    cells: dict[tuple[str, str], float] = {}
+    cells: dict[str, dict[str, float]] = {}
     for _, report in results:
         for exercise in report.exercises:
             for test in exercise.tests:
-                cells.setdefault((exercise.name, test.name), test.max_score)
+                cells.setdefault(exercise.name, {}).setdefault(test.name, test.max_score)
     course_dir.mkdir(parents=True, exist_ok=True)
-    with Gradebook(_url(course_dir)) as gradebook:
+    # nbgrader's own add_submission makes SQLAlchemy warn about autoflush; nothing is lost.
+    with warnings.catch_warnings(), _alembic_on_path(), Gradebook(_url(course_dir)) as gradebook:
+        warnings.simplefilter("ignore")
         try:
             gradebook.find_assignment(assignment)
         except MissingEntry:
             gradebook.add_assignment(assignment, **({"duedate": duedate} if duedate else {}))
-        for (notebook, name), points in cells.items():
-            gradebook.update_or_create_notebook(notebook, assignment)
-            gradebook.update_or_create_grade_cell(name, notebook, assignment, max_score=points, cell_type="code")
+        for notebook_name, tests in cells.items():
+            notebook = gradebook.update_or_create_notebook(notebook_name, assignment)
+            existing = {c.name: c for c in notebook.grade_cells}
+            for name, points in tests.items():
+                if name not in existing:
+                    gradebook.add_grade_cell(name, notebook_name, assignment, max_score=points, cell_type="code")
+                elif existing[name].max_score != points:
+                    existing[name].max_score = points
+        gradebook.db.commit()
+        notebooks = {nb.name: nb for nb in gradebook.find_assignment(assignment).notebooks}
         for student_id, report in results:
             gradebook.update_or_create_student(student_id)
             submission = gradebook.update_or_create_submission(assignment, student_id)
+            submitted = {nb.name: nb for nb in submission.notebooks}
             for exercise in report.exercises:
-                try:
-                    notebook = gradebook.find_submission_notebook(exercise.name, assignment, student_id)
-                except MissingEntry:  # a submission made before this exercise existed
-                    notebook = SubmittedNotebook(notebook=gradebook.find_notebook(exercise.name, assignment), assignment=submission)
+                notebook = submitted.get(exercise.name)
+                if notebook is None:  # a submission made before this exercise existed
+                    notebook = SubmittedNotebook(notebook=notebooks[exercise.name], assignment=submission)
                     gradebook.db.add(notebook)
-                    gradebook.db.flush()
+                grades = {g.name: g for g in notebook.grades}
                 for test in exercise.tests:
-                    try:
-                        grade = gradebook.find_grade(test.name, exercise.name, assignment, student_id)
-                    except MissingEntry:
-                        graded = gradebook.find_grade_cell(test.name, exercise.name, assignment)
-                        grade = Grade(cell_id=graded.id, notebook=notebook)
+                    grade = grades.get(test.name)
+                    if grade is None:
+                        cell = next(c for c in notebooks[exercise.name].grade_cells if c.name == test.name)
+                        grade = Grade(cell=cell, notebook=notebook)
                         gradebook.db.add(grade)
                     grade.auto_score = float(test.score)
                     grade.needs_manual_grade = False
-            gradebook.db.commit()
+        gradebook.db.commit()

@@ -1,0 +1,191 @@
+"""``python -m grader batch``: a class folder in, a CSV, reports and a gradebook out.
+
+One batch run (module fixture) over a class with a good, an empty, a broken, a tampered and
+a hostile submission serves most tests; every student must appear with the right score.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import batch
+from grader import rubric as rubrics
+from grader.reports.gradebook import NBGRADER_COLUMNS
+from project_tests.helpers import ROOT, make_submission, stub_sources
+
+ASSIGNMENT = "ch03"
+RUBRIC = rubrics.load(ROOT / "tests" / ASSIGNMENT, ASSIGNMENT)
+STEMS = [e.name for e in RUBRIC.exercises]
+FIRST = RUBRIC.exercises[0]
+FIRST_MAX = sum(FIRST.points.values())  # one item per test function in these suites
+WORKFLOW = ".github/workflows/classroom.yml"
+PUBLIC_TEST = "public_tests/test_public.py"
+
+
+def make_template(folder: Path) -> Path:
+    """A released template: stubs, a workflow, a public test and a pyproject.toml."""
+    make_submission(folder, ASSIGNMENT, stub_sources(ASSIGNMENT))
+    files = {
+        WORKFLOW: "on: push\njobs: {}\n",
+        PUBLIC_TEST: "def test_nothing():\n    pass\n",
+        "pyproject.toml": "[project]\nname = 'course'\n",
+        "README.md": "# Exercises\n",
+    }
+    for path, text in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    return folder
+
+
+def student(root: Path, template: Path, overrides: dict | None = None) -> Path:
+    """The template's files plus the reference solutions (with ``overrides``)."""
+    for path in template.rglob("*"):
+        if path.is_file():
+            target = root / path.relative_to(template)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+    return make_submission(root, ASSIGNMENT, overrides)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Grade a whole class once; return the CSV rows by student, the output folder."""
+    base = tmp_path_factory.mktemp("batch")
+    template = make_template(base / "template")
+    klass = base / "class"
+    good = student(klass / "good", template)
+    (good / "conftest.py").write_text("import pytest\n")
+    (klass / "empty").mkdir(parents=True)
+    student(klass / "syntax", template, {FIRST.name: "def broken(:\n"})
+    student(klass / "missing", template, {FIRST.name: None})
+    tampered = student(klass / "tampered", template)
+    (tampered / WORKFLOW).write_text("on: push\njobs: {steal: {}}\n")
+    (tampered / PUBLIC_TEST).unlink()
+    (tampered / ".github/workflows/extra.yml").write_text("on: push\n")
+    hostile = student(klass / "hostile", template)
+    (hostile / "exercises" / ASSIGNMENT / f"{FIRST.name}.py").unlink()
+    os.mkfifo(hostile / "exercises" / ASSIGNMENT / f"{FIRST.name}.py")
+    os.mkfifo(hostile / "sitecustomize.py")
+    (hostile / WORKFLOW).unlink()
+    (hostile / WORKFLOW).symlink_to("/etc/passwd")
+    (klass / ".hidden").mkdir()  # not a student
+    out = base / "out"
+    course = base / "course"
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT,
+         "--csv", str(out / "grades.csv"), "--jobs", "2", "--template", str(template),
+         "--gradebook", str(course), "--probe-timeout", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(out / "grades.csv", newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames
+        rows = {row["student_id"]: row for row in reader}
+    return {"header": header, "rows": rows, "out": out, "course": course, "log": proc.stdout + proc.stderr}
+
+
+def test_csv_has_nbgrader_export_columns_then_exercises_and_flags(graded):
+    assert graded["header"] == NBGRADER_COLUMNS + STEMS + ["flags"]
+
+
+def test_every_student_is_graded_and_nothing_else(graded):
+    assert sorted(graded["rows"]) == ["empty", "good", "hostile", "missing", "syntax", "tampered"]
+    assert "6 submissions" in graded["log"]
+
+
+@pytest.mark.parametrize(
+    "who, lost",
+    [("good", 0.0), ("tampered", 0.0), ("empty", None), ("syntax", FIRST_MAX), ("missing", FIRST_MAX), ("hostile", FIRST_MAX)],
+)
+def test_scores(graded, who, lost):
+    row = graded["rows"][who]
+    total = RUBRIC.max_score
+    expected = 0.0 if lost is None else total - lost
+    assert float(row["score"]) == float(row["raw_score"]) == pytest.approx(expected)
+    assert float(row["max_score"]) == total
+    assert row["assignment"] == ASSIGNMENT and row["late_submission_penalty"] == "0.0"
+    assert sum(float(row[s]) for s in STEMS) == pytest.approx(expected)
+    if lost:
+        assert float(row[FIRST.name]) == 0.0
+
+
+def test_reports_are_written_per_student(graded):
+    for who, row in graded["rows"].items():
+        report = json.loads((graded["out"] / f"{ASSIGNMENT}-reports" / who / "REPORT.json").read_text())
+        assert report["score"] == float(row["score"])
+        assert [e["name"] for e in report["exercises"]] == STEMS
+
+
+def test_flags(graded):
+    flags = {who: row["flags"] for who, row in graded["rows"].items()}
+    assert flags["good"] == "conftest.py tries to configure pytest or Python (ignored by the grader)"
+    assert flags["empty"].count(" was removed (template file)") >= 2  # the workflow, the public test
+    assert flags["syntax"] == flags["missing"] == ""
+    assert f"{WORKFLOW} was changed from the template" in flags["tampered"]
+    assert f"{PUBLIC_TEST} was removed (template file)" in flags["tampered"]
+    assert ".github/workflows/extra.yml is a workflow that is not in the template" in flags["tampered"]
+    assert "sitecustomize.py tries to configure" in flags["hostile"]
+    assert f"{WORKFLOW} was replaced by something that is not a regular file" in flags["hostile"]
+
+
+def test_gradebook_holds_the_same_scores(graded):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
+        assignment = gradebook.find_assignment(ASSIGNMENT)
+        assert assignment.max_score == pytest.approx(RUBRIC.max_score)
+        assert [nb.name for nb in assignment.notebooks] == STEMS or sorted(nb.name for nb in assignment.notebooks) == sorted(STEMS)
+        for who, row in graded["rows"].items():
+            assert gradebook.find_submission(ASSIGNMENT, who).score == pytest.approx(float(row["score"]))
+
+
+def test_a_dead_grading_process_does_not_stop_the_batch(tmp_path):
+    """The grading process of one submission dies: it gets a zero and a grader error."""
+    klass = tmp_path / "class"
+    make_submission(klass / "crash", ASSIGNMENT)
+    make_submission(klass / "fine", ASSIGNMENT)
+    script = (
+        "import os, sys; from pathlib import Path; import grader.grade as g; real = g.grade\n"
+        "def dying(root, *a, **k):\n"
+        "    if Path(root).name == 'crash': os._exit(9)\n"
+        "    return real(root, *a, **k)\n"
+        "g.grade = dying\n"
+        "from grader.cli import main; sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "batch", str(klass), "--assignment", ASSIGNMENT, "--csv", str(tmp_path / "g.csv")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {r["student_id"]: r for r in csv.DictReader(open(tmp_path / "g.csv", newline=""))}
+    assert float(rows["fine"]["score"]) == RUBRIC.max_score
+    assert float(rows["crash"]["score"]) == 0.0
+    assert "grader error: the grading process for this submission failed" in rows["crash"]["flags"]
+
+
+def test_template_manifest_is_read_when_present(tmp_path):
+    template = tmp_path / "template"
+    (template / ".grader").mkdir(parents=True)
+    (template / "a.txt").write_text("x")
+    digest = hashlib.sha256(b"x").hexdigest()
+    (template / ".grader" / "template.json").write_text(json.dumps({"files": {"a.txt": digest.upper()}}))
+    assert batch.template_hashes(template) == {"a.txt": digest}
+    (template / ".grader" / "template.json").unlink()
+    assert batch.template_hashes(template) == {"a.txt": digest}  # hashed when there is no manifest
+
+
+def test_csv_cells_cannot_run_as_formulas():
+    from grader.model import Report
+    from grader.reports.gradebook import csv_rows
+
+    rows = csv_rows(ASSIGNMENT, [], [("=cmd", Report(ASSIGNMENT, 0, 1, flags=["=HYPERLINK(1) x"]))])
+    assert rows[0]["student_id"] == "'=cmd" and rows[0]["flags"].startswith("'=")
