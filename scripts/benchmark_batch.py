@@ -1,0 +1,247 @@
+"""Grading a class: ``python -m grader batch`` next to ``nbgrader autograde``.
+
+    .venv/bin/python scripts/benchmark_batch.py [-n 20] [--assignment ch03] [--jobs 2]
+
+Both grade N copies of the reference solutions, in the same run:
+
+- ``batch``: N folders holding ``exercises/<assignment>/*.py``, graded with the hidden suite
+  (once with ``--jobs 1``, once with ``--jobs J``);
+- nbgrader: a minimal course in a temporary folder. The source notebook has one solution
+  cell per exercise module (the reference code) and one autograder test cell per hidden
+  test item, worth the rubric's points. Each test cell makes the same calls into student
+  code as its hidden test (the test's probe, with the same arguments, from the test's
+  ``probe`` marker) and compares the result with the reference solution's on those
+  arguments (``torch.allclose``, 1e-4), which is what most hidden tests check.
+  ``nbgrader generate_assignment``, N submitted copies of the notebook, then the timed
+  ``nbgrader autograde --force``.
+
+Prints the wall time of each, per submission, and the ratios. Every submission must get
+full marks from both, or the script stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import rubric as rubrics  # noqa: E402
+
+BIN = Path(sys.executable).parent
+ENV = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}  # nbgrader needs alembic
+
+CHECKS = '''"""Autograder helpers for the benchmark notebook (see scripts/benchmark_batch.py)."""
+import importlib
+import importlib.util
+import sys
+import types
+
+import torch
+
+sys.path[:0] = [{solutions!r}, {suite!r}, {project!r}]
+from grader.sandbox.worker import BUILTIN_PROBES  # noqa: E402
+
+CASES = torch.load({cases!r}, weights_only=True)
+_probes = {{}}
+
+
+def _probe(stem, name):
+    if name in BUILTIN_PROBES:
+        return BUILTIN_PROBES[name]
+    if stem not in _probes:
+        spec = importlib.util.spec_from_file_location(f"probes_{{stem}}", {suite!r} + f"/probes/{{stem}}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _probes[stem] = module
+    return getattr(_probes[stem], name)
+
+
+def same(actual, expected, what="result"):
+    if isinstance(expected, torch.Tensor):
+        assert isinstance(actual, torch.Tensor), f"{{what}}: not a tensor"
+        assert actual.shape == expected.shape, f"{{what}}: shape {{tuple(actual.shape)}} != {{tuple(expected.shape)}}"
+        assert torch.allclose(actual.double(), expected.double(), atol=1e-4, rtol=1e-4, equal_nan=True), what
+    elif isinstance(expected, dict):
+        assert isinstance(actual, dict) and actual.keys() == expected.keys(), f"{{what}}: keys differ"
+        for key in expected:
+            same(actual[key], expected[key], f"{{what}}[{{key!r}}]")
+    elif isinstance(expected, (list, tuple)):
+        assert isinstance(actual, (list, tuple)) and len(actual) == len(expected), f"{{what}}: length differs"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            same(a, e, f"{{what}}[{{i}}]")
+    elif isinstance(expected, float):
+        assert abs(actual - expected) <= 1e-4, what
+    else:
+        assert actual == expected, what
+
+
+def check(case_id, namespace):
+    """Run the hidden test's probe on the notebook's code and on the reference; compare."""
+    case = CASES[case_id]
+    probe = _probe(case["stem"], case["probe"])
+    student = types.SimpleNamespace(**namespace)
+    reference = importlib.import_module(case["stem"])
+    same(probe(student, **case["kwargs"]), probe(reference, **case["kwargs"]))
+'''
+
+
+def hidden_cases(assignment: str) -> list[dict]:
+    """Every hidden test item with its probe marker, exercise and points (pytest collection)."""
+    import pytest
+
+    rubric = rubrics.load(ROOT / "tests" / assignment, assignment)
+    suite, solutions = ROOT / "tests" / assignment, ROOT / "solutions" / assignment
+    cases: list[dict] = []
+
+    class Collector:
+        def pytest_configure(self, config):
+            config.addinivalue_line("markers", "probe(name, **kwargs): run a probe on the student's module")
+
+        def pytest_collection_modifyitems(self, session, config, items):
+            for item in items:
+                stem = Path(str(item.path)).stem.removeprefix("test_")
+                function = item.name.split("[")[0]
+                marker = item.get_closest_marker("probe")
+                cases.append({
+                    "id": item.nodeid, "stem": stem, "points": rubric.exercise(stem).points[function],
+                    "probe": marker.args[0] if marker else None, "kwargs": dict(marker.kwargs) if marker else {},
+                })
+
+    sys.path[:0] = [str(solutions), str(suite)]
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as log:
+        code = pytest.main(
+            [str(suite), "-c", os.devnull, "--rootdir", str(suite), "-p", "no:cacheprovider", "--collect-only", "-q",
+             "--import-mode", "importlib"],
+            plugins=[Collector()],
+        )
+    if code != 0:
+        raise SystemExit(f"collecting {suite} failed ({code}):\n{log.getvalue()[-3000:]}")
+    return cases
+
+
+def notebook_source(assignment: str, stems: list[str], cases: list[dict], checks_dir: Path):
+    """The source notebook: a setup cell, a solution cell per module, a test cell per case."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    def meta(grade_id, *, grade=False, solution=False, locked=False, points=None):
+        data = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution,
+                "task": False}
+        if points is not None:
+            data["points"] = points
+        return {"nbgrader": data}
+
+    own = "|".join(map(re.escape, stems))
+    cells = [
+        new_markdown_cell(f"# {assignment}", metadata=meta("intro", locked=True)),
+        new_code_cell(f"import sys\nsys.path.insert(0, {str(checks_dir)!r})\nfrom nbcheck import check",
+                      metadata=meta("setup", locked=True)),
+    ]
+    for stem in stems:
+        source = (ROOT / "solutions" / assignment / f"{stem}.py").read_text()
+        source = re.sub(rf"^(from ({own}) import .*|import ({own}))$", "", source, flags=re.M)  # one namespace
+        cells.append(new_code_cell(source, metadata=meta(f"solution_{stem}", solution=True)))
+    for i, case in enumerate(cases):
+        source = f"# {case['id']}\ncheck({case['id']!r}, globals())" if case["probe"] else f"# {case['id']}: no student code"
+        cells.append(new_code_cell(source, metadata=meta(f"test_{i:03d}", grade=True, locked=True, points=case["points"])))
+    notebook = new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nbformat.writes(notebook)
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    return elapsed
+
+
+def bench_batch(tmp: Path, assignment: str, n: int, jobs: int, max_score: float) -> float:
+    klass = tmp / "class"
+    for i in range(n):
+        target = klass / f"student{i:02d}" / "exercises" / assignment
+        target.mkdir(parents=True, exist_ok=True)
+        for source in (ROOT / "solutions" / assignment).glob("*.py"):
+            shutil.copy(source, target / source.name)
+    grades = tmp / f"grades-{jobs}.csv"
+    elapsed = timed([sys.executable, "-m", "grader", "batch", str(klass), "--assignment", assignment,
+                     "--csv", str(grades), "--jobs", str(jobs)], ROOT)
+    rows = list(csv.DictReader(open(grades, newline="")))
+    assert len(rows) == n and all(float(r["score"]) == max_score for r in rows), "batch: not full marks"
+    return elapsed
+
+
+def bench_nbgrader(tmp: Path, assignment: str, n: int, max_score: float) -> tuple[float, int]:
+    stems = [e.name for e in rubrics.load(ROOT / "tests" / assignment, assignment).exercises]
+    cases = hidden_cases(assignment)
+    import torch
+
+    course, checks = tmp / "course", tmp / "checks"
+    checks.mkdir(parents=True)
+    torch.save({c["id"]: {"stem": c["stem"], "probe": c["probe"], "kwargs": c["kwargs"]} for c in cases if c["probe"]},
+               checks / "cases.pt")
+    (checks / "nbcheck.py").write_text(CHECKS.format(
+        solutions=str(ROOT / "solutions" / assignment), suite=str(ROOT / "tests" / assignment), project=str(ROOT),
+        cases=str(checks / "cases.pt")))
+    source = course / "source" / assignment
+    source.mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.root = {str(course)!r}\nc.Execute.timeout = 300\n")
+    text = notebook_source(assignment, stems, cases, checks)
+    (source / f"{assignment}.ipynb").write_text(text)
+    timed(["nbgrader", "generate_assignment", assignment, "--force"], course)
+    for i in range(n):
+        submitted = course / "submitted" / f"student{i:02d}" / assignment
+        submitted.mkdir(parents=True)
+        (submitted / f"{assignment}.ipynb").write_text(text)
+    elapsed = timed(["nbgrader", "autograde", assignment, "--force"], course)
+    timed(["nbgrader", "export", "--to", str(tmp / "nbgrader.csv")], course)
+    rows = [r for r in csv.DictReader(open(tmp / "nbgrader.csv", newline="")) if r["assignment"] == assignment]
+    assert len(rows) == n, f"nbgrader: {len(rows)} submissions graded"
+    bad = [r["student_id"] for r in rows if float(r["score"]) != max_score]
+    assert not bad, f"nbgrader: not full marks for {bad} ({rows[0]['score']} / {max_score})"
+    return elapsed, len(cases)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", type=int, default=20, help="submissions (default 20)")
+    parser.add_argument("--assignment", default="ch03")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="batch --jobs (default: CPUs)")
+    args = parser.parse_args()
+    rubric = rubrics.load(ROOT / "tests" / args.assignment, args.assignment)
+    max_score = rubric.max_score
+    with tempfile.TemporaryDirectory(prefix="bench-batch-") as name:
+        tmp = Path(name)
+        one = bench_batch(tmp / "b1", args.assignment, args.n, 1, max_score)
+        many = bench_batch(tmp / "bj", args.assignment, args.n, args.jobs, max_score)
+        nb, tests = bench_nbgrader(tmp / "nb", args.assignment, args.n, max_score)
+    n = args.n
+    print(f"{n} copies of the {args.assignment} reference solutions, {len(rubric.exercises)} modules, "
+          f"{tests} hidden tests, {max_score:g} points; {os.cpu_count()} CPUs")
+    print(f"{'':34}{'total':>9}{'per submission':>17}")
+    print(f"{'grader batch --jobs 1':34}{one:8.1f}s{one / n:16.2f}s")
+    print(f"{f'grader batch --jobs {args.jobs}':34}{many:8.1f}s{many / n:16.2f}s")
+    print(f"{'nbgrader autograde --force':34}{nb:8.1f}s{nb / n:16.2f}s")
+    print(f"nbgrader / batch --jobs 1: {nb / one:.1f}x;  nbgrader / batch --jobs {args.jobs}: {nb / many:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
