@@ -228,6 +228,7 @@ def main() -> None:
     args = parser.parse_args()
     rubric = rubrics.load(ROOT / "tests" / args.assignment, args.assignment)
     max_score = rubric.max_score
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as name:
         tmp = Path(name)
         one = bench_batch(tmp / "b1", args.assignment, args.n, 1, max_score)
@@ -235,7 +236,8 @@ def main() -> None:
         nb, tests = bench_nbgrader(tmp / "nb", args.assignment, args.n, max_score)
     n = args.n
     print(f"{n} copies of the {args.assignment} reference solutions, {len(rubric.exercises)} modules, "
-          f"{tests} hidden tests, {max_score:g} points; {os.cpu_count()} CPUs")
+          f"{tests} hidden tests, {max_score:g} points; {os.cpu_count()} CPUs, "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (other work skews the times)")
     print(f"{'':34}{'total':>9}{'per submission':>17}")
     print(f"{'grader batch --jobs 1':34}{one:8.1f}s{one / n:16.2f}s")
     print(f"{f'grader batch --jobs {args.jobs}':34}{many:8.1f}s{many / n:16.2f}s")
