@@ -1,0 +1,26 @@
+"""Public probe for weight_transfer.py (runs in the sandbox: inputs only, no expected value).
+
+It builds stand-ins with the layout of the book's two classes (three (d_in, d_out)
+parameters; three bias-free Linear layers), so it does not depend on your other modules.
+"""
+
+import torch
+from torch import nn
+
+NAMES = ("W_query", "W_key", "W_value")
+
+
+def transfer(student, seed, d_in, d_out):
+    """Copy the stand-in v2 weights into the stand-in v1; return both sets of matrices."""
+    torch.manual_seed(seed)
+    v2, v1 = nn.Module(), nn.Module()
+    for name in NAMES:
+        setattr(v2, name, nn.Linear(d_in, d_out, bias=False))
+    for name in NAMES:
+        setattr(v1, name, nn.Parameter(torch.rand(d_in, d_out)))
+    student.copy_v2_weights_into_v1(v1, v2)
+    mine = {name: getattr(v1, name, None) for name in NAMES}
+    return {
+        "v1": {name: value.detach().clone() if isinstance(value, torch.Tensor) else None for name, value in mine.items()},
+        "v2": {name: getattr(v2, name).weight.detach().clone() for name in NAMES},
+    }

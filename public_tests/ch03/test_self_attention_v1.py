@@ -1,0 +1,13 @@
+"""Public test for section 3.4.1-3.4.2: SelfAttention_v1 reproduces the book (seed 123)."""
+
+import pytest
+
+from book_values import INPUTS, V1_SEED_123
+from grader.checks import close
+
+
+@pytest.mark.probe("output", seed=123, d_in=3, d_out=2, x=INPUTS)
+def test_forward_textbook(probed):
+    close(probed, V1_SEED_123, what="torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)",
+          hint="Create W_query, W_key, W_value in that order with torch.rand(d_in, d_out), "
+               "and scale the scores by the square root of d_k.")
