@@ -1,0 +1,437 @@
+"""``release``: build the student template repository of one assignment (a Classroom starter).
+
+    python -m grader release --assignment ch03 --out DIR
+
+The steps, in order: stubs from ``solutions/<assignment>/`` (``grader.stubs``); the public
+suite ``public_tests/<assignment>/``; the grader package without the instructor-only modules;
+the student notebooks, made by the real ``nbgrader generate_assignment`` from
+``course/source/<assignment>/``; the files of ``template/`` (README, pytest.ini, requirements,
+the Classroom workflow), rendered for this assignment. Then :func:`scan` reads everything in
+DIR back: a solution line, a solution or hidden-test marker, a hidden suite file or an
+instructor folder makes the release fail, and DIR must not be published. Only a clean
+release gets ``.grader/template.json`` (:func:`template_manifest`), which the instructor's
+bulk regrade uses to tell template files from files a student added or changed.
+
+Exit codes of the command: 0 released, 1 the scan found something secret, 2 bad arguments
+(unknown assignment, DIR not empty), 3 a build step failed (nbgrader, a template file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import rubric as rubrics
+from grader.settings import PROJECT_ROOT
+from grader.stubs import write_stubs
+
+# Split so that this file does not itself contain the markers it looks for.
+SOLUTION_BEGIN, SOLUTION_END = "### BEGIN " + "SOLUTION", "### END " + "SOLUTION"
+MARKERS = ("BEGIN " + "SOLUTION", "END " + "SOLUTION", "BEGIN " + "HIDDEN TESTS", "END " + "HIDDEN TESTS")
+# Grader modules that only the instructor's repository needs (stub making holds the markers).
+INSTRUCTOR_ONLY = frozenset({"release.py", "stubs.py", "demo.py", "batch.py"})
+# Top-level folders of the instructor repository that never go into a template.
+INSTRUCTOR_FOLDERS = frozenset({"solutions", "tests", "samples", "course", "project_tests"})
+MANIFEST = ".grader/template.json"
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# What the Classroom job installs besides torch (pins read from requirements.txt).
+GRADING_PACKAGES = ("pytest", "pytest-json-report", "pytest-timeout", "rich")
+# What a student installs (pins read from requirements.txt); template/requirements.txt adds Jupyter.
+STUDENT_PACKAGES = ("torch", *GRADING_PACKAGES, "matplotlib")
+# A solution line shorter than this (comment and spacing dropped) is too common to count.
+MIN_SECRET_CHARS = 10
+PLACEHOLDER = re.compile(r"__[A-Z][A-Z_]*[A-Z]__")
+
+
+class ReleaseError(Exception):
+    """The release could not be built; ``exit_code`` says why (see the module docstring)."""
+
+    def __init__(self, message: str, exit_code: int = 3):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class LeakError(ReleaseError):
+    """The built template holds something secret; ``problems`` names each find."""
+
+    def __init__(self, out: Path, problems: list[str]):
+        shown = "\n".join(f"  {p}" for p in problems[:50])
+        more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
+        super().__init__(
+            f"{out} holds instructor material and must not be published "
+            f"({len(problems)} problem{'s' * (len(problems) != 1)}):\n{shown}{more}",
+            exit_code=1,
+        )
+        self.problems = problems
+
+
+@dataclass
+class Released:
+    """What :func:`build` wrote."""
+
+    out: Path
+    assignment: str
+    runners: list[str]
+    notebooks: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+
+def runner_name(stem: str) -> str:
+    """The Classroom reporter's runner name of an exercise: lower-case, alphanumerics only.
+
+    ``self_attention_v1`` -> ``selfattentionv1``; the reporter reads ``<NAME>_RESULTS``.
+    """
+    name = re.sub(r"[^a-z0-9]", "", stem.lower())
+    if not name:
+        raise ValueError(f"exercise {stem!r} has no letters or digits for a runner name")
+    return name
+
+
+# -- building ---------------------------------------------------------------------------------
+def build(assignment: str, out: Path, *, project_root: Path | None = None, force: bool = False) -> Released:
+    """Build the template of ``assignment`` in ``out``; raise ReleaseError (LeakError) on failure.
+
+    ``project_root`` is the instructor repository (default: the one this grader belongs to).
+    """
+    root = (project_root or PROJECT_ROOT).resolve()
+    out = out.resolve()
+    solutions = root / "solutions" / assignment
+    public = root / "public_tests" / assignment
+    if not solutions.is_dir():
+        known = sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir()) if (root / "solutions").is_dir() else []
+        raise ReleaseError(f"no assignment {assignment!r} (known: {', '.join(known) or 'none'})", exit_code=2)
+    if not (public / "rubric.toml").is_file():
+        raise ReleaseError(f"no public tests for {assignment!r}: {public / 'rubric.toml'} is missing", exit_code=2)
+    if out == root or root in out.parents and out.parts[len(root.parts)] in INSTRUCTOR_FOLDERS | {"grader", "template"}:
+        raise ReleaseError(f"{out} is inside the instructor's material; release somewhere else", exit_code=2)
+    stems, warnings = graded_exercises(root, assignment)
+    public_rubric = rubrics.load(public, assignment)
+    prepare_out(out, force)
+
+    write_stubs(solutions, out / "exercises" / assignment)
+    copy_tree(public, out / "public_tests" / assignment)
+    copy_tree(root / "grader", out / "grader", skip_top=INSTRUCTOR_ONLY)
+    notebooks = generate_notebooks(root, assignment, out / "notebooks")
+    values = template_values(root, assignment, public_rubric, stems, notebooks)
+    render_template(root / "template", out, values)
+
+    problems = scan(out, root)
+    if problems:
+        raise LeakError(out, problems)
+    write_manifest(out, assignment)
+    return Released(out, assignment, [runner_name(s) for s in stems], notebooks, warnings)
+
+
+def graded_exercises(root: Path, assignment: str) -> tuple[list[str], list[str]]:
+    """The exercises the Classroom job grades (one reporter runner each), and warnings.
+
+    They are the hidden rubric's (``tests/<assignment>/rubric.toml``): the workflow must name
+    exactly the runners the graded run reports. Without a hidden rubric, the public one's.
+    """
+    warnings = []
+    hidden = root / "tests" / assignment
+    if (hidden / "rubric.toml").is_file():
+        rubric = rubrics.load(hidden, assignment)
+    else:
+        rubric = rubrics.load(root / "public_tests" / assignment, assignment)
+        warnings.append(f"no hidden rubric {hidden / 'rubric.toml'}: the workflow lists the public rubric's exercises")
+    stems = [e.name for e in rubric.exercises]
+    solved = {p.stem for p in (root / "solutions" / assignment).glob("*.py")}
+    if missing := [s for s in stems if s not in solved]:
+        raise ReleaseError(f"the rubric grades {', '.join(missing)}, which solutions/{assignment}/ does not have")
+    if ungraded := sorted(solved - set(stems)):
+        warnings.append(f"not graded on GitHub (missing from the rubric): {', '.join(ungraded)}")
+    runners = [runner_name(s) for s in stems]
+    if len(set(runners)) != len(runners):
+        raise ReleaseError(f"two exercises share a runner name: {runners}")
+    return stems, warnings
+
+
+def prepare_out(out: Path, force: bool) -> None:
+    """An empty ``out`` (a ``.git`` folder in it is kept, so a clone can be re-released)."""
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"{out} is not a folder", exit_code=2)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = [p for p in out.iterdir() if p.name != ".git"]
+    if entries and not force:
+        raise ReleaseError(f"{out} is not empty; pass --force to replace its contents (.git is kept)", exit_code=2)
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def copy_tree(source: Path, target: Path, *, skip_top: frozenset[str] = frozenset()) -> None:
+    """Copy ``source`` without caches; names in ``skip_top`` are left out of its top level."""
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = {n for n in names if n in ("__pycache__", ".ipynb_checkpoints", ".pytest_cache") or n.endswith(".pyc")}
+        if Path(folder) == source:
+            skipped |= {n for n in names if n in skip_top}
+        return skipped
+
+    shutil.copytree(source, target, ignore=ignore, symlinks=False, dirs_exist_ok=True)
+
+
+def generate_notebooks(root: Path, assignment: str, target: Path) -> list[str]:
+    """Run the real ``nbgrader generate_assignment`` on ``course/`` and copy its release.
+
+    nbgrader runs offline in a scratch copy of the course folder (so its gradebook and
+    release folders never land in the repository), with this interpreter's ``bin`` on PATH
+    (it shells out to ``alembic``) and the user's Jupyter configuration kept out.
+    """
+    course = root / "course"
+    source = course / "source" / assignment
+    if not any(source.glob("*.ipynb")):
+        raise ReleaseError(f"no source notebook in {source}")
+    with tempfile.TemporaryDirectory(prefix="release-nbgrader-") as scratch:
+        work = Path(scratch) / "course"
+        (work / "source").mkdir(parents=True)
+        shutil.copy2(course / "nbgrader_config.py", work / "nbgrader_config.py")
+        copy_tree(source, work / "source" / assignment)
+        env = {
+            **os.environ,
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+            "JUPYTER_CONFIG_DIR": str(Path(scratch) / "jupyter-config"),
+            "JUPYTER_DATA_DIR": str(Path(scratch) / "jupyter-data"),
+            "JUPYTER_RUNTIME_DIR": str(Path(scratch) / "jupyter-runtime"),
+        }
+        command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
+                   f"--CourseDirectory.root={work}"]
+        try:
+            proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ReleaseError(f"nbgrader generate_assignment could not run: {exc}") from None
+        released = work / "release" / assignment
+        if proc.returncode != 0 or not any(released.glob("*.ipynb")):
+            log = (proc.stdout + proc.stderr)[-4000:]
+            raise ReleaseError(f"nbgrader generate_assignment failed (exit {proc.returncode}):\n{log}")
+        copy_tree(released, target)
+    return sorted(p.relative_to(target.parent).as_posix() for p in target.rglob("*.ipynb"))
+
+
+# -- the template's own files -----------------------------------------------------------------
+def pins(root: Path) -> dict[str, str]:
+    """``name==version`` of every pinned package in the project's requirements.txt, by name."""
+    found = {}
+    for line in (root / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            name = line.split("==", 1)[0].strip().lower()
+            found[name] = line.replace(" ", "")
+    return found
+
+
+def template_values(root: Path, assignment: str, public: rubrics.Rubric, stems: list[str], notebooks: list[str]) -> dict[str, str]:
+    """What each ``__PLACEHOLDER__`` of ``template/`` becomes for this assignment."""
+    pinned = pins(root)
+    if missing := [p for p in STUDENT_PACKAGES if p not in pinned]:
+        raise ReleaseError(f"requirements.txt does not pin {', '.join(missing)}")
+    runners = [runner_name(s) for s in stems]
+    return {
+        "ASSIGNMENT": assignment,
+        "TITLE": public.title.removesuffix(" (public tests)"),
+        "EXERCISES": "\n".join(f"{i}. `exercises/{assignment}/{e.name}.py`: {e.title}" for i, e in enumerate(public.exercises, 1)),
+        "NOTEBOOKS": "\n".join(f"- `{n}`" for n in notebooks),
+        "GRADED": ", ".join(f"`{s}.py`" for s in stems),
+        "REQUIREMENTS": "\n".join(pinned[p] for p in STUDENT_PACKAGES),
+        "TORCH_PIN": pinned["torch"],
+        "CPU_INDEX": CPU_INDEX,
+        "GRADING_PINS": " ".join(pinned[p] for p in GRADING_PACKAGES),
+        "RUNNERS": ",".join(runners),
+        "RUNNER_ENV": "\n".join(f'{r.upper()}_RESULTS: "${{{{ steps.grade.outputs.{r} }}}}"' for r in runners),
+    }
+
+
+def render(text: str, values: dict[str, str], where: str) -> str:
+    """Fill the placeholders of ``text``; a multi-line value keeps its placeholder's indentation."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if PLACEHOLDER.fullmatch(stripped) and "\n" in values.get(stripped.strip("_"), ""):
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append("".join(f"{indent}{v}\n" if v else "\n" for v in values[stripped.strip("_")].split("\n")))
+            continue
+        out.append(PLACEHOLDER.sub(lambda m: values.get(m.group(0).strip("_"), m.group(0)), line))
+    rendered = "".join(out)
+    if left := sorted(set(PLACEHOLDER.findall(rendered)) - {"__init__", "__main__"}):
+        raise ReleaseError(f"{where}: unknown placeholder {', '.join(left)}")
+    return rendered
+
+
+def render_template(template: Path, out: Path, values: dict[str, str]) -> None:
+    """Copy every file of ``template/`` into ``out``, placeholders filled."""
+    for path in sorted(template.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        relative = path.relative_to(template)
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render(path.read_text(), values, f"template/{relative.as_posix()}"))
+
+
+# -- the manifest -----------------------------------------------------------------------------
+def template_files(folder: Path) -> list[Path]:
+    """Every regular file under ``folder``, sorted, without ``.git`` and the manifest itself."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.relative_to(folder).as_posix() != MANIFEST:
+                found.append(path)
+    return found
+
+
+def sha256(path: Path) -> str:
+    """The hex SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def template_manifest(folder: Path) -> dict[str, str]:
+    """``{relative posix path: sha256}`` of every file of a template (``.git`` and the manifest excluded)."""
+    folder = Path(folder)
+    return {p.relative_to(folder).as_posix(): sha256(p) for p in template_files(folder)}
+
+
+def write_manifest(out: Path, assignment: str) -> Path:
+    """Write ``.grader/template.json``: the assignment and every template file's sha256."""
+    path = out / MANIFEST
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"assignment": assignment, "made_by": "python -m grader release", "files": template_manifest(out)}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def read_manifest(folder: Path) -> dict[str, str]:
+    """The ``files`` of ``folder/.grader/template.json`` (empty when there is none or it is unreadable)."""
+    try:
+        files = json.loads((Path(folder) / MANIFEST).read_text()).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+
+
+# -- the scan ---------------------------------------------------------------------------------
+def code_part(line: str) -> str:
+    """``line`` without its trailing comment, spaces collapsed (a ``#`` inside quotes is kept)."""
+    quote = ""
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            line = line[:index]
+            break
+    return " ".join(line.split())
+
+
+def solution_regions(lines: list[str]) -> tuple[list[str], list[str]]:
+    """(lines inside solution regions, lines outside them) of one source."""
+    inside, outside, within = [], [], False
+    for line in lines:
+        stripped = line.strip()
+        if stripped == SOLUTION_BEGIN:
+            within = True
+        elif stripped == SOLUTION_END:
+            within = False
+        else:
+            (inside if within else outside).append(line)
+    return inside, outside
+
+
+def notebook_sources(text: str) -> list[tuple[str, list[str]]]:
+    """(where, lines) of every cell's source and text output of a notebook's JSON."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return [("", text.splitlines())]
+    found = []
+    for index, cell in enumerate(cells if isinstance(cells, list) else []):
+        source = cell.get("source", "") if isinstance(cell, dict) else ""
+        found.append((f"cell {index}", "".join(source).splitlines() if isinstance(source, list) else str(source).splitlines()))
+        for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
+            for part in (output.get("text"), (output.get("data") or {}).get("text/plain")):
+                if part:
+                    found.append((f"cell {index} output", "".join(part).splitlines() if isinstance(part, list) else str(part).splitlines()))
+    return found
+
+
+def secret_lines(project_root: Path) -> dict[str, str]:
+    """Every non-trivial line inside a solution region, normalised (:func:`code_part`), with its origin.
+
+    From ``solutions/*/*.py`` and the source notebooks ``course/source/*/*.ipynb``. A line that
+    also appears outside the solution regions (the stubs and notebooks keep those) is not secret.
+    """
+    inside: dict[str, str] = {}
+    public: set[str] = set()
+    sources = [(p, [("", p.read_text().splitlines())]) for p in sorted(project_root.glob("solutions/*/*.py"))]
+    sources += [(p, notebook_sources(p.read_text())) for p in sorted(project_root.glob("course/source/*/*.ipynb"))]
+    for path, parts in sources:
+        origin = path.relative_to(project_root).as_posix()
+        for _, lines in parts:
+            secret, seen = solution_regions(lines)
+            public.update(code_part(line) for line in seen)
+            for line in secret:
+                key = code_part(line)
+                if len(key) >= MIN_SECRET_CHARS and any(c.isalnum() for c in key):
+                    inside.setdefault(key, origin)
+    return {key: origin for key, origin in inside.items() if key not in public}
+
+
+def hidden_files(project_root: Path) -> dict[str, str]:
+    """``{sha256: path}`` of every file of every hidden suite (``tests/``), tiny files aside."""
+    found = {}
+    for path in sorted((project_root / "tests").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and len(path.read_bytes().strip()) >= 20:
+            found.setdefault(sha256(path), path.relative_to(project_root).as_posix())
+    return found
+
+
+def scan(out: Path, project_root: Path | None = None) -> list[str]:
+    """Everything in ``out`` that must not reach students, one sentence each ([] when clean).
+
+    Looks for: instructor folders (``solutions/``, ``tests/``, ...), symbolic links, copies of
+    hidden suite files, solution or hidden-test markers, and solution lines (:func:`secret_lines`)
+    in any text file, notebooks cell by cell.
+    """
+    project_root = project_root or PROJECT_ROOT
+    secrets = secret_lines(project_root)
+    hidden = hidden_files(project_root)
+    problems = []
+    for dirpath, dirnames, filenames in os.walk(out):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+            path = Path(dirpath) / name
+            relative = path.relative_to(out).as_posix()
+            if relative.split("/", 1)[0] in INSTRUCTOR_FOLDERS:
+                problems.append(f"{relative}: the instructor folder {relative.split('/', 1)[0]}/ is in the template")
+            if path.is_symlink():
+                problems.append(f"{relative}: a symbolic link")
+                continue
+            data = path.read_bytes()
+            if origin := hidden.get(hashlib.sha256(data).hexdigest()):
+                problems.append(f"{relative}: a copy of the hidden suite file {origin}")
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            problems += [f"{relative}: contains the marker {m!r}" for m in MARKERS if m in text]
+            parts = notebook_sources(text) if name.endswith(".ipynb") else [("", text.splitlines())]
+            for where, lines in parts:
+                for number, line in enumerate(lines, start=1):
+                    if origin := secrets.get(code_part(line)):
+                        at = f"{where}, line {number}" if where else f"line {number}"
+                        problems.append(f"{relative} ({at}): a solution line from {origin}: {line.strip()[:100]}")
+    return problems
