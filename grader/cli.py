@@ -43,6 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="grade the reference solutions and a bundled sample submission")
     demo.add_argument("--assignment", default="ch03", help="for example ch03 (default) or d2l_attention")
     add_limits(demo)
+
+    check = commands.add_parser("check", help="run the public tests on your work (hidden tests run on GitHub)")
+    check.add_argument("submission", type=Path, nargs="?", default=Path("."), help="your repository (default: here)")
+    check.add_argument("--assignment", help="default: the one folder under exercises/")
+    check.add_argument("--json", type=Path, dest="json_path", help="write the report here")
+    add_limits(check)
+
+    release = commands.add_parser("release", help="build the student template repository of an assignment")
+    release.add_argument("--assignment", required=True, help="for example ch03")
+    release.add_argument("--out", type=Path, required=True, help="the template's folder (empty, or use --force)")
+    release.add_argument("--force", action="store_true", help="replace the folder's contents (its .git is kept)")
     return parser
 
 
@@ -68,7 +79,15 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.command == "release":
+        from grader.commands import release_command
+
+        return release_command(args)
     settings = settings_from(args)
+    if args.command == "check":
+        from grader.commands import check_command
+
+        return check_command(args, settings)
     if args.command == "grade":
         from grader.commands import grade_command
 

@@ -45,3 +45,51 @@ def batch_command(args, settings: Settings) -> int:
         csv_path=args.csv_path, reports_dir=args.reports_dir, jobs=max(1, args.jobs),
         template=args.template, gradebook=args.gradebook, duedate=args.duedate,
     )
+
+
+def check_command(args, settings: Settings) -> int:
+    """``check``: the public tests, the same table, and a note that hidden tests decide the grade."""
+    from grader.check import NOTE, NoAssignment, check, find_assignment
+    from grader.sandbox.client import Sandbox
+
+    root = args.submission.resolve()
+    if not root.is_dir():
+        print(f"error: {args.submission} is not a folder", file=sys.stderr)
+        return 2
+    try:
+        assignment = args.assignment or find_assignment(root)
+    except NoAssignment as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with Sandbox() as sandbox:
+        from grader.grade import AssignmentNotFound
+        from grader.reports import terminal, write_json
+
+        try:
+            report = check(root, assignment, settings, sandbox)
+        except AssignmentNotFound as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    if args.json_path:
+        write_json(report, args.json_path)
+    terminal.show(report, note=NOTE)
+    return 0
+
+
+def release_command(args) -> int:
+    """``release``: build the student template; 1 when it would leak, 2 bad arguments, 3 a failed step."""
+    try:
+        from grader import release
+    except ImportError:
+        print("error: release is an instructor command; run it in the instructor's repository", file=sys.stderr)
+        return 2
+    try:
+        built = release.build(args.assignment, args.out, force=args.force)
+    except release.ReleaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    for warning in built.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"released {built.assignment} into {built.out}: notebooks {', '.join(built.notebooks)}; "
+          f"Classroom runners {','.join(built.runners)}")
+    return 0
