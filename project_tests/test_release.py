@@ -1,0 +1,305 @@
+"""``python -m grader release``: the student template holds no secret and works as shipped."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import cli, release
+from grader.stubs import make_stub
+from project_tests.helpers import ROOT, solution_sources
+
+ASSIGNMENTS = ["ch03", "d2l_attention"]
+PYTHON = sys.executable
+_RELEASES: dict[str, tuple[subprocess.CompletedProcess, Path]] = {}
+
+
+def released(assignment: str, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """The release of ``assignment``, made through the real command line once per session.
+
+    The first call releases every assignment at once (nbgrader's start-up dominates).
+    """
+    if not _RELEASES:
+        running = {}
+        for name in ASSIGNMENTS:
+            out = tmp_path_factory.mktemp(f"release-{name}") / "template"
+            command = [PYTHON, "-m", "grader", "release", "--assignment", name, "--out", str(out)]
+            running[name] = (command, out, subprocess.Popen(command, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        for name, (command, out, proc) in running.items():
+            stdout, stderr = proc.communicate(timeout=600)
+            _RELEASES[name] = (subprocess.CompletedProcess(command, proc.returncode, stdout, stderr), out)
+    return _RELEASES[assignment]
+
+
+def fresh_copy(assignment: str, tmp_path_factory, tmp_path: Path) -> Path:
+    """A private copy of the release (tests that write into it must not share it)."""
+    proc, out = released(assignment, tmp_path_factory)
+    assert proc.returncode == 0, proc.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    return copy
+
+
+def text_files(folder: Path) -> dict[str, str]:
+    """Every UTF-8 file under ``folder`` by relative path."""
+    found = {}
+    for path in folder.rglob("*"):
+        if path.is_file():
+            try:
+                found[path.relative_to(folder).as_posix()] = path.read_text()
+            except UnicodeDecodeError:
+                pass
+    return found
+
+
+def solution_region_lines(assignment: str) -> list[str]:
+    """Lines inside solution regions, at least 20 characters long (an independent, crude check)."""
+    lines = []
+    for text in solution_sources(assignment).values():
+        inside = False
+        for line in text.splitlines():
+            if line.strip() == release.SOLUTION_BEGIN:
+                inside = True
+            elif line.strip() == release.SOLUTION_END:
+                inside = False
+            elif inside and len(line.strip()) >= 20:
+                lines.append(line.strip())
+    return lines
+
+
+# -- what the release holds -------------------------------------------------------------------
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_release_holds_no_solution_marker_or_hidden_test(assignment, tmp_path_factory):
+    proc, out = released(assignment, tmp_path_factory)
+    assert proc.returncode == 0, proc.stderr
+    assert f"released {assignment}" in proc.stdout
+    assert release.scan(out, ROOT) == []
+    files = text_files(out)
+    everything = "\n".join(files.values())
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS"):
+        assert marker not in everything
+    # Independent of the scan: no longer solution line is a line of any file (lines the stubs
+    # keep outside the regions aside; docstrings may name an attribute, so not substrings).
+    kept = {line.strip() for text in solution_sources(assignment).values() for line in release.solution_regions(text.splitlines())[1]}
+    shipped = {line.strip() for text in files.values() for line in text.splitlines()}
+    leaked = [line for line in solution_region_lines(assignment) if line not in kept and line in shipped]
+    assert leaked == []
+    hidden = {hashlib.sha256(p.read_bytes()).hexdigest() for p in (ROOT / "tests").rglob("*") if p.is_file() and p.stat().st_size > 20}
+    assert not [p for p in out.rglob("*") if p.is_file() and hashlib.sha256(p.read_bytes()).hexdigest() in hidden]
+    assert not (out / "solutions").exists() and not (out / "tests").exists()
+    assert not (out / "grader" / "release.py").exists() and not (out / "grader" / "stubs.py").exists()
+    assert not list(out.rglob("__pycache__"))
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_release_has_stubs_public_tests_grader_and_manifest(assignment, tmp_path_factory):
+    _, out = released(assignment, tmp_path_factory)
+    stubs = {p.stem: p.read_text() for p in (out / "exercises" / assignment).glob("*.py")}
+    assert stubs == {stem: make_stub(text) for stem, text in solution_sources(assignment).items()}
+    public = ROOT / "public_tests" / assignment
+    for path in public.rglob("*.py"):
+        assert (out / "public_tests" / assignment / path.relative_to(public)).read_text() == path.read_text()
+    for name in ("README.md", "requirements.txt", "pytest.ini", ".gitignore", "public_tests/test_public.py",
+                 ".github/workflows/classroom.yml", "grader/__main__.py", "grader/check.py"):
+        assert (out / name).is_file(), name
+    readme = (out / "README.md").read_text()
+    assert "python -m grader check" in readme and "hidden tests" in readme.lower()
+    assert not re.search(r"__[A-Z][A-Z_]*[A-Z]__", readme)
+    manifest = json.loads((out / release.MANIFEST).read_text())
+    assert manifest["assignment"] == assignment
+    assert manifest["files"] == release.template_manifest(out)
+    assert release.read_manifest(out) == manifest["files"]
+    assert f"exercises/{assignment}/{next(iter(stubs))}.py" in manifest["files"]
+    assert release.MANIFEST not in manifest["files"]
+
+
+def test_template_requirements_pin_cpu_torch_like_the_project():
+    pinned = release.pins(ROOT)
+    text = (ROOT / "template" / "requirements.txt").read_text()
+    assert "--extra-index-url __CPU_INDEX__" in text and "__REQUIREMENTS__" in text
+    assert pinned["torch"] == "torch==2.13.0"
+    assert all(p in pinned for p in release.STUDENT_PACKAGES)
+
+
+def test_public_rubrics_cover_every_exercise_without_reference_modules():
+    for assignment in ASSIGNMENTS:
+        folder = ROOT / "public_tests" / assignment
+        rubric = tomllib.loads((folder / "rubric.toml").read_text())
+        assert set(rubric["exercises"]) == set(solution_sources(assignment))
+        for stem, spec in rubric["exercises"].items():
+            assert (folder / f"test_{stem}.py").is_file()
+            assert not spec.get("uses"), "the template has no reference modules to use"
+        # Public tests compare with printed values, never with the reference solution.
+        for path in folder.rglob("*.py"):
+            assert not re.search(r"^\s*(import|from)\s+(" + "|".join(rubric["exercises"]) + r")\b", path.read_text(), re.M), path
+
+
+# -- grading the release ----------------------------------------------------------------------
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_release_stubs_score_zero_with_the_hidden_tests(assignment, tmp_path_factory, tmp_path):
+    if not (ROOT / "tests" / assignment / "rubric.toml").is_file():
+        pytest.skip(f"no hidden suite for {assignment} yet")
+    _, out = released(assignment, tmp_path_factory)
+    report_path = tmp_path / "report.json"
+    proc = subprocess.run([PYTHON, "-m", "grader", "grade", str(out), "--assignment", assignment, "--json", str(report_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(report_path.read_text())
+    assert report["max_score"] > 0 and report["score"] == 0
+    assert all(e["message"] == "not attempted yet" for e in report["exercises"])
+
+
+# -- the scan ---------------------------------------------------------------------------------
+def test_scan_finds_planted_solution_lines_markers_and_hidden_files(tmp_path_factory, tmp_path):
+    out = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    secrets = release.secret_lines(ROOT)
+    line = "return inputs @ query"
+    assert secrets.get(line) == "solutions/ch03/simple_attention.py"
+    readme = out / "README.md"
+    readme.write_text(readme.read_text() + f"\n    {line}  # a hint that gives it away\n")
+    problems = release.scan(out, ROOT)
+    assert len(problems) == 1 and problems[0].startswith("README.md (line ") and "solutions/ch03/simple_attention.py" in problems[0]
+
+    notebook = next((out / "notebooks").glob("*.ipynb"))
+    nb = nbformat.read(notebook, as_version=4)
+    nb.cells[-1].source += "\n" + "        attn_scores = queries @ keys.transpose(1, 2)"
+    nbformat.write(nb, notebook)
+    (out / "public_tests" / "ch03" / "extra.txt").write_text("### BEGIN " + "HIDDEN TESTS\n")
+    shutil.copy(ROOT / "tests" / "ch03" / "test_simple_attention.py", out / "public_tests" / "renamed.py")
+    (out / "tests").mkdir()
+    (out / "tests" / "note.md").write_text("nothing secret, but an instructor folder\n")
+    problems = release.scan(out, ROOT)
+    joined = "\n".join(problems)
+    assert f"{notebook.relative_to(out).as_posix()} (cell {len(nb.cells) - 1}, line" in joined
+    assert "extra.txt: contains the marker 'BEGIN HIDDEN TESTS'" in joined
+    assert "renamed.py: a copy of the hidden suite file tests/ch03/test_simple_attention.py" in joined
+    assert "tests/note.md: the instructor folder tests/" in joined
+
+
+def test_scan_ignores_lines_the_stubs_keep():
+    secrets = release.secret_lines(ROOT)
+    assert "super().__init__()" not in secrets  # outside every solution region
+    assert "import torch" not in secrets
+    assert all(len(key) >= release.MIN_SECRET_CHARS for key in secrets)
+
+
+def project_copy(tmp_path: Path) -> Path:
+    """The instructor material a release reads, copied (to plant a leak in it)."""
+    copy = tmp_path / "project"
+    for name in ("grader", "solutions", "tests", "public_tests", "course", "template"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "requirements.txt", copy / "requirements.txt")
+    return copy
+
+
+def test_release_command_fails_on_a_planted_solution_line(tmp_path, tmp_path_factory, monkeypatch, capsys):
+    project = project_copy(tmp_path)
+    readme = project / "template" / "README.md"
+    readme.write_text(readme.read_text() + "\nHint: `return torch.cat([head(x) for head in self.heads], dim=-1)`\n"
+                      "\n    return torch.cat([head(x) for head in self.heads], dim=-1)\n")
+    _, good = released("ch03", tmp_path_factory)
+
+    def notebooks_of_the_real_release(root, assignment, target):  # nbgrader itself runs in other tests
+        shutil.copytree(good / "notebooks", target)
+        return ["notebooks/ch03_attention.ipynb"]
+
+    monkeypatch.setattr(release, "PROJECT_ROOT", project)
+    monkeypatch.setattr(release, "generate_notebooks", notebooks_of_the_real_release)
+    out = tmp_path / "out"
+    assert cli.main(["release", "--assignment", "ch03", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "must not be published" in err and "README.md (line" in err and "solutions/ch03/mha.py" in err
+    assert not (out / release.MANIFEST).exists()
+
+
+def test_release_refuses_unknown_assignment_and_non_empty_folder(tmp_path, capsys):
+    assert cli.main(["release", "--assignment", "nope", "--out", str(tmp_path / "a")]) == 2
+    assert "no assignment 'nope'" in capsys.readouterr().err
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "keep.txt").write_text("mine")
+    assert cli.main(["release", "--assignment", "ch03", "--out", str(tmp_path / "b")]) == 2
+    assert "not empty" in capsys.readouterr().err and (tmp_path / "b" / "keep.txt").exists()
+    assert cli.main(["release", "--assignment", "ch03", "--out", str(ROOT / "solutions" / "x")]) == 2
+
+
+# -- notebooks --------------------------------------------------------------------------------
+def test_committed_source_notebooks_are_the_builders_output(tmp_path):
+    sys.path.insert(0, str(ROOT / "course"))
+    try:
+        import build_notebooks
+    finally:
+        sys.path.remove(str(ROOT / "course"))
+    for path in build_notebooks.build(tmp_path):
+        committed = ROOT / "course" / "source" / path.relative_to(tmp_path)
+        assert json.loads(committed.read_text()) == json.loads(path.read_text()), f"run course/build_notebooks.py ({committed})"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_release_notebooks_are_valid_nbgrader_output_without_solutions(assignment, tmp_path_factory):
+    _, out = released(assignment, tmp_path_factory)
+    notebooks = sorted((out / "notebooks").glob("*.ipynb"))
+    assert notebooks
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        source = "\n".join(cell.source for cell in nb.cells)
+        assert f'find_exercises("{assignment}")' in source and "sys.path.insert" in source
+        assert "heatmap(" in source and "import matplotlib.pyplot" in source
+        explorations = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+        assert explorations, "at least one exploration cell"
+        for cell in explorations:
+            assert cell.source.strip() == "# YOUR CODE HERE"
+            assert "checksum" in cell.metadata["nbgrader"]  # written by nbgrader, not copied
+        assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
+
+
+NOTEBOOK_RUNNER = """
+import json, os, sys
+os.environ["MPLBACKEND"] = "Agg"
+cells = json.load(open(sys.argv[1]))["cells"]
+code = "\\n\\n".join(
+    "\\n".join(line for line in "".join(c["source"]).splitlines() if not line.lstrip().startswith("%"))
+    for c in cells if c["cell_type"] == "code"
+)
+exec(compile(code, sys.argv[1], "exec"), {"__name__": "__main__"})
+"""
+
+
+def run_notebook(path: Path) -> subprocess.Popen:
+    """Start running a notebook's code cells in a fresh interpreter (magics dropped), from its folder."""
+    return subprocess.Popen([PYTHON, "-c", NOTEBOOK_RUNNER, str(path)], cwd=path.parent, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "MPLBACKEND": "Agg"})
+
+
+def test_notebooks_run_on_stubs_and_match_the_book_on_solutions(tmp_path_factory, tmp_path):
+    """The released notebooks run on the stubs; the source notebooks (explorations solved) on the solutions."""
+    runs = []
+    for assignment in ASSIGNMENTS:
+        stubs = fresh_copy(assignment, tmp_path_factory, tmp_path / f"{assignment}-stubs")
+        solved = fresh_copy(assignment, tmp_path_factory, tmp_path / f"{assignment}-solved")
+        for stem, text in solution_sources(assignment).items():
+            (solved / "exercises" / assignment / f"{stem}.py").write_text(text)
+        for source in (ROOT / "course" / "source" / assignment).glob("*.ipynb"):
+            shutil.copy(source, solved / "notebooks" / source.name)
+        runs += [("stubs", p) for p in (stubs / "notebooks").glob("*.ipynb")]
+        runs += [("solved", p) for p in (solved / "notebooks").glob("*.ipynb")]
+    assert len(runs) >= 4
+    for batch in (runs[i:i + 2] for i in range(0, len(runs), 2)):  # two at a time: two cores
+        started = [(kind, path, run_notebook(path)) for kind, path in batch]
+        for kind, path, proc in started:
+            output, _ = proc.communicate(timeout=600)
+            assert proc.returncode == 0, f"{kind} {path.name}:\n{output[-3000:]}"
+            if kind == "stubs":
+                assert "not written yet" in output
+            else:
+                assert "✓" in output and "not written yet" not in output and "✗" not in output, f"{path.name}:\n{output[-3000:]}"
