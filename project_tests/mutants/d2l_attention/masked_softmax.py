@@ -1,0 +1,25 @@
+"""Mutants of solutions/d2l_attention/masked_softmax.py: (description, old, new), old occurs once."""
+
+MUTANTS = [
+    ("hard-coded book output of sequence_mask",
+     "    maxlen = X.size(1)\n",
+     "    return torch.tensor([[1, 0, 0], [4, 5, 0]])\n"),
+    ("off by one: keeps position valid_len too",
+     "< valid_len[:, None]",
+     "<= valid_len[:, None]"),
+    ("sequence_mask ignores value (writes 0)",
+     "X[~mask] = value",
+     "X[~mask] = 0"),
+    ("1-D valid_lens tiled instead of repeated per query",
+     "torch.repeat_interleave(valid_lens, shape[1])",
+     "valid_lens.repeat(shape[1])"),
+    ("2-D valid_lens flattened query-major (transposed)",
+     "valid_lens = valid_lens.reshape(-1)",
+     "valid_lens = valid_lens.T.reshape(-1)"),
+    ("masked with 0 instead of -1e6 before softmax",
+     "valid_lens, value=-1e6",
+     "valid_lens, value=0"),
+    ("plain softmax over the wrong axis when valid_lens is None",
+     "return nn.functional.softmax(X, dim=-1)",
+     "return nn.functional.softmax(X, dim=1)"),
+]

@@ -1,0 +1,26 @@
+"""Mutants of solutions/d2l_attention/positional_encoding.py: (description, old, new), old occurs once."""
+
+MUTANTS = [
+    ("hard-coded book size: the table is always built for num_hiddens = 32",
+     "torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens",
+     "torch.arange(0, 32, 2, dtype=torch.float32) / 32"),
+    ("sin and cos swapped",
+     "self.P[:, :, 0::2] = torch.sin(X)\n        self.P[:, :, 1::2] = torch.cos(X)",
+     "self.P[:, :, 0::2] = torch.cos(X)\n        self.P[:, :, 1::2] = torch.sin(X)"),
+    ("exponent j/d instead of 2j/d",
+     "torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens",
+     "torch.arange(num_hiddens // 2, dtype=torch.float32) / num_hiddens"),
+    ("position multiplied by 10000^(2j/d) instead of divided",
+     "reshape(-1, 1) / torch.pow(", "reshape(-1, 1) * torch.pow("),
+    ("forward adds the table from position 1",
+     "self.P[:, : X.shape[1], :]", "self.P[:, 1 : X.shape[1] + 1, :]"),
+    ("forward returns the table and drops X",
+     "X = X + self.P", "X = 0 * X + self.P"),
+    ("dropout on X before adding the table",
+     "X = X + self.P[:, : X.shape[1], :].to(X.device)  # (batch_size, num_steps, num_hiddens)\n        return self.dropout(X)",
+     "return self.dropout(X) + self.P[:, : X.shape[1], :].to(X.device)"),
+    ("no dropout",
+     "return self.dropout(X)", "return X"),
+    ("dropout even in eval mode",
+     "return self.dropout(X)", "return nn.functional.dropout(X, self.dropout.p)"),
+]

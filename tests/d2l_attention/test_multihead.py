@@ -1,0 +1,237 @@
+"""Section 11.5: multi-head attention (graded with the reference DotProductAttention)."""
+
+import pytest
+import torch
+
+import multihead as ref
+from book import (
+    BATCH_SIZE, MHA_ARGS, MHA_OUTPUT_SHAPE, MHA_VALID_LENS, NUM_HEADS, NUM_HIDDENS, NUM_KVPAIRS, NUM_QUERIES,
+    random_inputs, random_lens,
+)
+from grader.checks import close, require
+from grader.plugin import calls
+from hints import check_gradients, masked_weight_hints, same_seed
+from scoring import DotProductAttention
+
+SEED = 9
+# The book's sizes with random inputs, so that the values (not only the shape) are checked.
+BOOK_Q = random_inputs(61, BATCH_SIZE, NUM_QUERIES, NUM_HIDDENS)
+BOOK_KV = random_inputs(62, BATCH_SIZE, NUM_KVPAIRS, NUM_HIDDENS)
+# Other sizes: every input has its own size, 3 heads of 4 features, with bias.
+ARGS = [3, 5, 7, 12, 3, 0.2]  # key_size, query_size, value_size, num_hiddens, num_heads, dropout
+Q, K, V = random_inputs(63, 2, 4, 5), random_inputs(64, 2, 6, 3), random_inputs(65, 2, 6, 7)
+LENS_1D = torch.tensor([3, 6])
+LENS_2D = random_lens(66, 6, 2, 4)
+UPSTREAM = random_inputs(67, 2, 4, 12)
+# transpose_qkv / transpose_output inputs
+X_BOOK = random_inputs(68, 2, 4, 100)
+X_OTHER = random_inputs(69, 3, 5, 12)
+HEADS_OTHER = random_inputs(70, 6, 5, 3)  # (batch_size * num_heads, n, head_size) for 2 heads
+
+
+def probe(args, queries, keys, values, valid_lens, bias=False, **kwargs):
+    """Marker: run ``MultiHeadAttention(*args, bias=bias)`` (seeded) on these inputs in the sandbox."""
+    return pytest.mark.probe("attend", args=args, bias=bias, seed=SEED, queries=queries, keys=keys, values=values,
+                             valid_lens=valid_lens, **kwargs)
+
+
+def reference(args, queries, keys, values, valid_lens, bias=False):
+    """Output and head weights of the reference built the same way, in eval mode."""
+    module = same_seed(SEED, ref.MultiHeadAttention, *args, bias=bias)
+    with torch.no_grad():
+        output = module(queries, keys, values, valid_lens)
+    return output, module.attention.attention_weights
+
+
+# -- known mistakes -------------------------------------------------------------------------------
+def split_no_permute(X, num_heads):
+    """transpose_qkv without moving the head axis: reshape alone mixes tokens and heads."""
+    return X.reshape(X.shape[0] * num_heads, X.shape[1], -1)
+
+
+def split_interleaved(X, num_heads):
+    """transpose_qkv that gives head k every num_heads-th feature instead of a block."""
+    X = X.reshape(X.shape[0], X.shape[1], -1, num_heads).permute(0, 3, 1, 2)
+    return X.reshape(-1, X.shape[2], X.shape[3])
+
+
+def merge_no_permute(X, num_heads):
+    """transpose_output without moving the head axis back."""
+    return X.reshape(-1, X.shape[1], X.shape[2] * num_heads)
+
+
+def mha(args, queries, keys, values, valid_lens, bias=False, *, order="qkvo", spread="interleave", w_o=True,
+        split=ref.transpose_qkv, merge=ref.transpose_output, part="output"):
+    """Multi-head attention by hand, with the reference's layers, or with one of the usual mistakes.
+
+    ``part="weights"`` gives the heads' attention weights instead of the output.
+    """
+    key_size, query_size, value_size, num_hiddens, num_heads, _ = args
+    sizes = {"q": query_size, "k": key_size, "v": value_size, "o": num_hiddens}
+    torch.manual_seed(SEED)
+    layers = {name: torch.nn.Linear(sizes[name], num_hiddens, bias=bias) for name in order}
+    if valid_lens is not None:
+        if spread == "interleave":
+            valid_lens = torch.repeat_interleave(valid_lens, num_heads, dim=0)
+        elif spread == "tile":
+            valid_lens = valid_lens.repeat(num_heads, *[1] * (valid_lens.dim() - 1))
+        else:
+            valid_lens = None
+    attention = DotProductAttention(0.0)
+    with torch.no_grad():
+        heads = attention(split(layers["q"](queries), num_heads), split(layers["k"](keys), num_heads),
+                          split(layers["v"](values), num_heads), valid_lens)
+        if part == "weights":
+            return attention.attention_weights
+        concat = merge(heads, num_heads)
+        return layers["o"](concat) if w_o else concat
+
+
+def mha_variants(args, queries, keys, values, valid_lens, bias=False, part="output"):
+    """Hints for the usual multi-head mistakes (in the output, or in the heads' weights)."""
+    def run(**mistake):
+        return lambda: mha(args, queries, keys, values, valid_lens, bias, part=part, **mistake)
+    return {
+        "Your transpose_qkv reshapes without moving the head axis (see its own check): permute(0, 2, 1, 3) "
+        "before merging heads into the batch.": run(split=split_no_permute),
+        "Your transpose_qkv gives each head every num_heads-th feature (see its own check): head k gets a block "
+        "of consecutive features.": run(split=split_interleaved),
+        "Your transpose_output does not move the head axis back (see its own check).": run(merge=merge_no_permute),
+        "Repeat each valid length num_heads times in place (torch.repeat_interleave(valid_lens, num_heads, dim=0)): "
+        "rows b * num_heads .. (b + 1) * num_heads - 1 are the heads of item b; tiling the vector mixes up the items.":
+            run(spread="tile"),
+        "Pass the repeated valid_lens to self.attention: keys beyond the valid length must get weight 0.": run(spread="none"),
+        "Create W_q, W_k, W_v, W_o in that order (the order fixes the random initial weights).": run(order="kqvo"),
+        "Create W_q, W_k, W_v, W_o in that order (W_v before W_o).": run(order="qkov"),
+        "Mix the concatenated heads with W_o at the end.": run(w_o=False),
+    }
+
+
+# -- reshaping for parallel heads ----------------------------------------------------------------
+@calls("transpose_qkv", X_BOOK, NUM_HEADS)
+def test_transpose_qkv_book_shape(probed):
+    close(probed, ref.transpose_qkv(X_BOOK, NUM_HEADS), what="transpose_qkv(X of shape (2, 4, 100), 5): (10, 4, 20)",
+          variants={"Move the head axis in front of the tokens (permute(0, 2, 1, 3)) before merging it with the batch; "
+                    "reshape alone mixes tokens and heads.": split_no_permute(X_BOOK, NUM_HEADS),
+                    "Head k gets a block of consecutive features: reshape to (batch_size, n, num_heads, -1), "
+                    "not (batch_size, n, -1, num_heads).": split_interleaved(X_BOOK, NUM_HEADS)})
+
+
+@calls("transpose_qkv", X_OTHER, 4)
+def test_transpose_qkv_other_sizes(probed):
+    close(probed, ref.transpose_qkv(X_OTHER, 4), what="transpose_qkv(X of shape (3, 5, 12), 4): (12, 5, 3)",
+          variants={"Move the head axis in front of the tokens (permute(0, 2, 1, 3)) before merging it with the batch.":
+                    split_no_permute(X_OTHER, 4),
+                    "Head k gets a block of consecutive features: reshape to (batch_size, n, num_heads, -1).":
+                    split_interleaved(X_OTHER, 4)},
+          hint="Row b * num_heads + k of the result is head k of batch item b.")
+
+
+@calls("transpose_output", ref.transpose_qkv(X_OTHER, 4), 4)
+def test_transpose_output_inverts_transpose_qkv(probed):
+    close(probed, X_OTHER, what="transpose_output(transpose_qkv(X, 4), 4) == X for X of shape (3, 5, 12)",
+          variants={"Move the head axis back behind the tokens (permute(0, 2, 1, 3)) before concatenating the heads.":
+                    merge_no_permute(ref.transpose_qkv(X_OTHER, 4), 4)},
+          hint="Undo transpose_qkv step by step in reverse order: reshape to (batch_size, num_heads, n, head_size), "
+               "permute, reshape to (batch_size, n, num_hiddens).")
+
+
+@calls("transpose_output", HEADS_OTHER, 2)
+def test_transpose_output_other_sizes(probed):
+    close(probed, ref.transpose_output(HEADS_OTHER, 2), what="transpose_output(X of shape (6, 5, 3), 2): (3, 5, 6)",
+          variants={"Move the head axis back behind the tokens (permute(0, 2, 1, 3)) before concatenating the heads.":
+                    merge_no_permute(HEADS_OTHER, 2)})
+
+
+# -- the book's example ----------------------------------------------------------------------
+@probe(list(MHA_ARGS), torch.ones(BATCH_SIZE, NUM_QUERIES, NUM_HIDDENS), torch.ones(BATCH_SIZE, NUM_KVPAIRS, NUM_HIDDENS),
+       torch.ones(BATCH_SIZE, NUM_KVPAIRS, NUM_HIDDENS), MHA_VALID_LENS)
+def test_book_shape(probed):
+    output = probed["output"]
+    require(isinstance(output, torch.Tensor) and tuple(output.shape) == MHA_OUTPUT_SHAPE,
+            "MultiHeadAttention(100, 100, 100, 100, 5, 0.5) should map (2, 4, 100) queries to (2, 4, 100)",
+            what="the book's example: queries (2, 4, 100), keys and values (2, 6, 100), valid_lens [3, 2]",
+            expected=str(MHA_OUTPUT_SHAPE), actual=str(tuple(output.shape)) if isinstance(output, torch.Tensor) else "",
+            hint="Merge the heads back with transpose_output before W_o: (batch_size, num_queries, num_hiddens).")
+
+
+@probe(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)
+def test_book_values(probed):
+    close(probed["output"], reference(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)[0],
+          what="MultiHeadAttention(100, 100, 100, 100, 5, 0.5) in eval mode on random (2, 4, 100) queries, "
+               "(2, 6, 100) keys and values, valid_lens [3, 2] (same seed as the reference)",
+          variants=mha_variants(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS))
+
+
+# -- behaviour -------------------------------------------------------------------------------
+@pytest.mark.probe("parameters", args=ARGS, bias=True, seed=SEED)
+def test_parameters(probed):
+    expected = [["W_q.weight", [12, 5]], ["W_q.bias", [12]], ["W_k.weight", [12, 3]], ["W_k.bias", [12]],
+                ["W_v.weight", [12, 7]], ["W_v.bias", [12]], ["W_o.weight", [12, 12]], ["W_o.bias", [12]]]
+    require(probed == expected, "the parameters are not W_q, W_k, W_v, W_o (with bias) in that order",
+            what="parameters of MultiHeadAttention(3, 5, 7, 12, 3, 0.2, bias=True), in creation order",
+            expected=", ".join(f"{n} {tuple(s)}" for n, s in expected),
+            actual=", ".join(f"{n} {tuple(s)}" for n, s in probed)[:600],
+            hint="nn.Linear(query_size, num_hiddens, bias=bias) for W_q, key_size for W_k, value_size for W_v, "
+                 "then W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias); pass bias on to every layer.")
+
+
+@probe(ARGS, Q, K, V, LENS_1D, bias=True)
+def test_different_sizes(probed):
+    close(probed["output"], reference(ARGS, Q, K, V, LENS_1D, bias=True)[0],
+          what="MultiHeadAttention(3, 5, 7, 12, 3, 0.2, bias=True): queries (2, 4, 5), keys (2, 6, 3), values (2, 6, 7), "
+               "valid_lens [3, 6]",
+          variants=mha_variants(ARGS, Q, K, V, LENS_1D, bias=True),
+          hint="Check every layer: W_q projects the queries (query_size), W_k the keys (key_size), W_v the values "
+               "(value_size), W_o mixes the heads; each gets bias=bias.")
+
+
+@probe(ARGS, Q, K, V, LENS_2D)
+def test_valid_lens_2d(probed):
+    close(probed["output"], reference(ARGS, Q, K, V, LENS_2D)[0],
+          what="MultiHeadAttention with one valid length per query, valid_lens of shape (2, 4)",
+          variants=mha_variants(ARGS, Q, K, V, LENS_2D),
+          hint="A 2-D valid_lens (batch_size, num_queries) is repeated the same way along axis 0: "
+               "torch.repeat_interleave(valid_lens, num_heads, dim=0).")
+
+
+@probe(ARGS, Q, K, V, None)
+def test_no_valid_lens(probed):
+    close(probed["output"], reference(ARGS, Q, K, V, None)[0],
+          what="MultiHeadAttention with valid_lens None (every key counts)",
+          variants=mha_variants(ARGS, Q, K, V, None),
+          hint="With valid_lens None there is nothing to repeat: pass None on to self.attention.")
+
+
+@probe(ARGS, Q, K, V, LENS_2D)
+def test_attention_weights(probed):
+    weights = probed["weights"]
+    require(weights is not None, "self.attention.attention_weights is missing after forward",
+            what="the attention weights of the heads, self.attention.attention_weights",
+            hint="Run the heads through self.attention = DotProductAttention(dropout); it keeps the weights.")
+    expected = reference(ARGS, Q, K, V, LENS_2D)[1]
+    lens = torch.repeat_interleave(LENS_2D, 3, dim=0)
+    close(weights, expected, grid=True, hint=masked_weight_hints(weights, lens, expected.shape),
+          variants=mha_variants(ARGS, Q, K, V, LENS_2D, part="weights"),
+          what="self.attention.attention_weights: (batch_size * num_heads, num_queries, num_kv_pairs), "
+               "each head masked with its batch item's valid lengths")
+
+
+@probe([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)
+def test_eval_disables_dropout(probed):
+    close(probed["output"], reference([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)[0],
+          what="MultiHeadAttention(3, 5, 7, 12, 3, 0.9) in eval mode (dropout must do nothing)",
+          variants=mha_variants([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D),
+          hint="Dropout belongs to self.attention = DotProductAttention(dropout), which is off in eval mode; "
+               "add no dropout of your own.")
+
+
+@pytest.mark.probe("gradients", args=ARGS, bias=True, seed=SEED, queries=Q, keys=K, values=V, valid_lens=LENS_1D,
+                   upstream=UPSTREAM)
+def test_gradients(probed):
+    module = same_seed(SEED, ref.MultiHeadAttention, *ARGS, bias=True)
+    inputs = {"queries": Q.clone().requires_grad_(), "keys": K.clone().requires_grad_(), "values": V.clone().requires_grad_()}
+    (module(*inputs.values(), LENS_1D) * UPSTREAM).sum().backward()
+    expected = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
+    expected.update({name: t.grad for name, t in inputs.items()})
+    check_gradients(probed, expected, "gradients through MultiHeadAttention (every W_q, W_k, W_v, W_o parameter, the inputs)")
