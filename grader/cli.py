@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--duedate", default="", help="written to the CSV's duedate column")
     batch.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
     add_limits(batch)
+    batch.set_defaults(workers=1)  # parallel across submissions (--jobs), not within one
 
     demo = commands.add_parser("demo", help="grade the reference solutions and a bundled sample submission")
     demo.add_argument("--assignment", default="ch03", help="for example ch03 (default) or d2l_attention")
