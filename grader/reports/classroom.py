@@ -207,8 +207,12 @@ def write_actions_files(report: Report, environ: Mapping[str, str] | None = None
     for variable, text in (("GITHUB_OUTPUT", output_lines(report)), ("GITHUB_STEP_SUMMARY", markdown(report))):
         target = environ.get(variable)
         if target:
-            with open(target, "a", encoding="utf-8") as handle:
-                handle.write(text)
+            try:
+                with open(target, "a", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError as exc:  # the report and the log still stand
+                print(f"grader: could not write ${variable}: {exc.strerror}", file=sys.stderr)
+                continue
             written.append(Path(target))
     return written
 
