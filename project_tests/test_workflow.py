@@ -69,7 +69,7 @@ def test_classroom_workflow_structure(assignment, tmp_path_factory):
     assert grader_checkout["token"] == "${{ secrets.GRADER_TOKEN }}"
     assert all(c["with"]["persist-credentials"] is False for c in checkouts)
     moved = next(s for s in steps if "run" in s and grader_checkout["path"] in s["run"])
-    assert '"$RUNNER_TEMP/grader"' in moved["run"]
+    assert '"$RUNNER_TEMP/grader"' in moved["run"] and 'chmod 700 "$RUNNER_TEMP/grader"' in moved["run"]
 
     python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
     assert python["with"]["cache"] == "pip"
@@ -81,7 +81,8 @@ def test_classroom_workflow_structure(assignment, tmp_path_factory):
 
     grade = next(s for s in steps if s.get("id") == "grade")
     assert grade["working-directory"] == "${{ runner.temp }}/grader"
-    assert grade["run"].startswith('python -m grader grade "$GITHUB_WORKSPACE"')
+    # Run as root, so that the sandbox drops student code to `nobody` (who cannot read the grader).
+    assert grade["run"].startswith('sudo -E "$(command -v python)" -m grader grade "$GITHUB_WORKSPACE"')
     assert f"--assignment {assignment} --suite tests/{assignment} --json report.json" in grade["run"]
 
     reporter = steps[-1]
