@@ -74,4 +74,29 @@ def load(suite_dir: Path, assignment: str) -> Rubric:
         )
     if not exercises:
         raise RubricError(f"{path}: no exercises")
+    declared = {e.name: e.uses for e in exercises}
+    exercises = [Exercise(e.name, e.title, e.points, dependencies(e.name, declared, path)) for e in exercises]
     return Rubric(assignment, data.get("title", assignment), tuple(exercises))
+
+
+def dependencies(name: str, declared: dict[str, tuple[str, ...]], path: Path) -> tuple[str, ...]:
+    """Every module ``name`` builds on, directly or not, each after the modules it needs.
+
+    The sandbox loads the reference modules in this order, so ``multihead`` may declare only
+    ``scoring`` and still get the reference ``masked_softmax`` that ``scoring`` imports.
+    """
+    order: list[str] = []
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        if module in trail:
+            raise RubricError(f"{path}: circular uses: {' -> '.join(trail + (module,))}")
+        if module not in declared:
+            raise RubricError(f"{path}: {trail[-1]} uses {module}, which is not an exercise")
+        for needed in declared[module]:
+            visit(needed, trail + (module,))
+        if module not in order:
+            order.append(module)
+
+    for needed in declared[name]:
+        visit(needed, (name,))
+    return tuple(order)
