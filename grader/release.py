@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import rubric as rubrics
+from grader.reports.classroom import runner_name
 from grader.settings import PROJECT_ROOT
 from grader.stubs import write_stubs
 
@@ -82,17 +83,6 @@ class Released:
     runners: list[str]
     notebooks: list[str]
     warnings: list[str] = field(default_factory=list)
-
-
-def runner_name(stem: str) -> str:
-    """The Classroom reporter's runner name of an exercise: lower-case, alphanumerics only.
-
-    ``self_attention_v1`` -> ``selfattentionv1``; the reporter reads ``<NAME>_RESULTS``.
-    """
-    name = re.sub(r"[^a-z0-9]", "", stem.lower())
-    if not name:
-        raise ValueError(f"exercise {stem!r} has no letters or digits for a runner name")
-    return name
 
 
 # -- building ---------------------------------------------------------------------------------
