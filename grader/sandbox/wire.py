@@ -23,7 +23,7 @@ DTYPES = {
 }
 MAX_ELEMENTS = 4_000_000  # per tensor; the largest a probe returns is far smaller
 MAX_DEPTH = 12
-MAX_ITEMS = 100_000  # list items / dict keys in one message
+MAX_ITEMS = 100_000  # list items and dict keys in one message, all lists together
 MAX_STRING = 100_000
 
 
@@ -58,10 +58,14 @@ def loads(line: str | bytes):
     return decode(raw)
 
 
-def decode(raw, depth: int = 0):
-    """Turn parsed JSON from the sandbox into Python values and tensors, validating all."""
+def decode(raw, depth: int = 0, *, budget: list[int] | None = None):
+    """Turn parsed JSON from the sandbox into Python values and tensors, validating all.
+
+    ``budget`` counts down the items left for this message (:data:`MAX_ITEMS` to start with).
+    """
     import torch
 
+    budget = [MAX_ITEMS] if budget is None else budget
     if depth > MAX_DEPTH:
         raise WireError("nested too deeply")
     if raw is None or type(raw) in (bool, int, str):
@@ -72,18 +76,18 @@ def decode(raw, depth: int = 0):
         return raw
     if type(raw) is float:
         return raw
+    if type(raw) in (list, dict):
+        budget[0] -= len(raw)
+        if budget[0] < 0:
+            raise WireError("too many items")
     if type(raw) is list:
-        if len(raw) > MAX_ITEMS:
-            raise WireError("list too long")
-        return [decode(item, depth + 1) for item in raw]
+        return [decode(item, depth + 1, budget=budget) for item in raw]
     if type(raw) is dict:
-        if len(raw) > MAX_ITEMS:
-            raise WireError("too many keys")
         if set(raw) == {"$tensor"}:
             return _decode_tensor(raw["$tensor"], torch)
         if any(type(key) is not str for key in raw):
             raise WireError("keys must be strings")
-        return {key: decode(val, depth + 1) for key, val in raw.items()}
+        return {key: decode(val, depth + 1, budget=budget) for key, val in raw.items()}
     raise WireError(f"unexpected JSON value of type {type(raw).__name__}")
 
 
@@ -93,7 +97,7 @@ def _decode_tensor(spec, torch):
     dtype, shape, data = spec["dtype"], spec["shape"], spec["data"]
     if type(dtype) is not str or dtype not in DTYPES:
         raise WireError(f"dtype {dtype!r} not allowed")
-    if type(shape) is not list or len(shape) > 8 or any(type(n) is not int or n < 0 for n in shape):
+    if type(shape) is not list or len(shape) > 8 or any(type(n) is not int or not 0 <= n <= MAX_ELEMENTS for n in shape):
         raise WireError("malformed shape")
     numel = math.prod(shape)
     if numel > MAX_ELEMENTS:
