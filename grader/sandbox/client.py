@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -12,9 +13,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandbox import wire
+from grader.sandbox import confine, wire
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
+MAX_MESSAGE = 1000  # characters of one error message from the sandbox
+MAX_PLAN_BYTES = 256 * 1024 * 1024  # results of one plan kept in this process; beyond, errors
+# What student text may not carry into a report or a terminal: escape sequences and other
+# control characters (they can rewrite what an instructor sees), bidirectional overrides.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile(r"\r\n?|[\x85\u2028\u2029]")
 
 
 class SandboxError(RuntimeError):
@@ -36,12 +43,26 @@ class PlanResult:
 
     outcomes: dict[str, ProbeOutcome] = field(default_factory=dict)
     output: dict[str, str] = field(default_factory=dict)
+    # How each module's workers were isolated: ``confine.NAMESPACES`` or why not.
+    isolation: dict[str, str] = field(default_factory=dict)
+
+
+def clean(text: str, limit: int, *, one_line: bool) -> str:
+    """Student-controlled ``text``, safe to show: no control characters, at most ``limit``."""
+    text = _CONTROL.sub("", _LINE_BREAKS.sub("\n", str(text)[: limit * 2]))
+    if one_line:
+        text = " ".join(text.split("\n"))
+    return text[:limit]
 
 
 class Sandbox:
     """One zygote for a grading run; :meth:`run` may be called once per submission."""
 
     def __init__(self, workdir: Path | None = None):
+        # This process holds the secrets of the environment, the tests and the report's path:
+        # no process of the same user may ptrace it or read its /proc files.
+        confine.libc.prctl(confine.PR_SET_DUMPABLE, 0, 0, 0, 0)
+        self.isolation: set[str] = set()
         self._tmp = tempfile.TemporaryDirectory(prefix="grader-sandbox-")
         self.root = Path(self._tmp.name)
         self.root.chmod(0o711)  # workers may enter (to reach submissions), not list
@@ -92,14 +113,23 @@ class Sandbox:
         with conn, conn.makefile("rwb") as stream:
             stream.write(json.dumps(plan).encode() + b"\n")
             stream.flush()
+            received = 0
             try:
                 for line in stream:
+                    received += len(line)
                     event = json.loads(line)
                     if event.get("event") == "done":
                         return result
                     if event.get("event") == "output":
-                        result.output[event["module"]] = str(event["text"])
+                        result.output[event["module"]] = clean(event["text"], len(event["text"]), one_line=False)
                         continue
+                    if event.get("event") == "isolation":
+                        result.isolation[event["module"]] = event["mode"]
+                        self.isolation.add(event["mode"])
+                        continue
+                    if received > MAX_PLAN_BYTES and event.get("outcome") == "ok":
+                        event = {"id": event["id"], "outcome": "error", "error": {
+                            "type": "WireError", "message": "your code sent more data than the grader accepts"}}
                     result.outcomes[event["id"]] = self._outcome(event)
             except socket.timeout:
                 raise SandboxError(f"the sandbox did not answer within {timeout:g} s") from None
@@ -108,13 +138,16 @@ class Sandbox:
     @staticmethod
     def _outcome(event: dict) -> ProbeOutcome:
         error = event.get("error") if type(event.get("error")) is dict else {}
-        error = {k: v for k, v in error.items() if type(v) in (str, bool, int)}
+        error = {str(k): clean(v, MAX_MESSAGE, one_line=True) if type(v) is str else v
+                 for k, v in list(error.items())[:10] if type(v) in (str, bool, int)}
         if event["outcome"] != "ok":
             return ProbeOutcome(event["outcome"], error=error)
         try:
             return ProbeOutcome("ok", value=wire.decode(event.get("value")))
         except wire.WireError as exc:
             return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result: {exc}"})
+        except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe
+            return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result ({type(exc).__name__})"})
 
     def close(self) -> None:
         """Stop the zygote and everything it started; remove the temporary files."""
@@ -125,6 +158,10 @@ class Sandbox:
         self.process.wait()
         self.log.close()
         self._tmp.cleanup()
+        weaker = sorted(mode for mode in self.isolation if mode != confine.NAMESPACES)
+        if weaker:  # a grade made with less isolation: say so (the authoritative regrade runs as root)
+            print(f"note: student code ran without Linux namespaces ({'; '.join(weaker)}), in the weaker "
+                  "fallback sandbox (see docs/threat-model.md)", file=sys.stderr)
 
     def __enter__(self) -> "Sandbox":
         return self

@@ -4,7 +4,9 @@ Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET`` and an empty e
 so it holds no secret, no expected value and no report path: a worker forked from it
 inherits nothing worth stealing. Each connection on SOCKET carries one plan (one
 submission); a forked handler runs that plan's modules, ``workers`` at a time, and streams
-one JSON line per probe back.
+one JSON line per probe back. Each module has a supervisor process that loads its probes,
+builds a ``confine.Box`` (namespaces, when :func:`confine.probe` found them working at start)
+and runs the module's workers in it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ if __name__ == "__main__":  # started by path with -I: make the grader package i
 from grader.sandbox import confine, worker  # noqa: E402
 
 MAX_LINE = 16 * 1024 * 1024  # one worker event; larger is a protocol violation
+ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started
 
 
 def warm_up() -> None:
@@ -42,6 +45,9 @@ def serve(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
+    confine.libc.prctl(confine.PR_SET_DUMPABLE, 0, 0, 0, 0)  # no same-user ptrace or /proc peeking
+    global ISOLATION
+    ISOLATION = confine.probe()  # before torch: forking is cheap now
     warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # handlers are reaped by the kernel
     while True:
@@ -98,26 +104,40 @@ def supervise(plan: dict, stem: str, spec: dict):
     limits = plan["limits"]
     probes = spec["probes"]
     budget_end = time.monotonic() + limits["module_budget"]
+    probes_module = prepare(stem, spec)  # before the box: the grader's own files are readable only here
+    box = confine.Box(limits, plan["sandbox_dir"], ISOLATION)
+    yield {"module": stem, "event": "isolation", "mode": box.mode}
     output = bytearray()
     next_probe = 0
-    while next_probe < len(probes) and time.monotonic() < budget_end:
-        base = next_probe
-        proc = start_worker(plan, stem, spec, probes[base:])
-        for event in watch(proc, limits, budget_end, len(probes) - base):
-            if event["outcome"] == "module_error":
-                for probe in probes[base:]:
-                    yield {"module": stem, "id": probe["id"], **event}
-                next_probe = len(probes)
-            elif event["outcome"] != "ready":
-                index = event.pop("index")
-                yield {"module": stem, "id": probes[base + index]["id"], **event}
-                next_probe = base + index + 1
-        output += proc.finish(limits["output_chars"])
+    try:
+        while next_probe < len(probes) and time.monotonic() < budget_end:
+            base = next_probe
+            proc = box.spawn(lambda channel: worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:]))
+            for event in watch(proc, limits, budget_end, len(probes) - base):
+                if event["outcome"] == "module_error":
+                    for probe in probes[base:]:
+                        yield {"module": stem, "id": probe["id"], **event}
+                    next_probe = len(probes)
+                elif event["outcome"] != "ready":
+                    index = event.pop("index")
+                    yield {"module": stem, "id": probes[base + index]["id"], **event}
+                    next_probe = base + index + 1
+            output += proc.finish(limits["output_chars"])
+            box.sweep()
+    finally:
+        box.close()
     for probe in probes[next_probe:]:
         error = {"message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}
         yield {"module": stem, "id": probe["id"], "outcome": "timeout", "error": error}
     text = output[: limits["output_chars"]].decode("utf-8", "replace")
     yield {"module": stem, "event": "output", "text": text}
+
+
+def prepare(stem: str, spec: dict):
+    """Load the reference modules ``stem`` builds on, and its probes (trusted code)."""
+    for dependency, path in spec.get("uses", {}).items():
+        worker.load_reference(dependency, path)
+    return worker.load_probes(stem, spec["probes_file"])
 
 
 def watch(proc, limits: dict, budget_end: float, count: int):
@@ -157,7 +177,7 @@ def watch(proc, limits: dict, budget_end: float, count: int):
         try:
             event = json.loads(line)
             kind = event["event"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             yield {"outcome": "crash", "index": max(index, 0),
                    "error": {"message": "your code interfered with the grader's channel", "type": "Crash"}}
             return
@@ -171,21 +191,6 @@ def watch(proc, limits: dict, budget_end: float, count: int):
         else:
             yield {"outcome": "ok", "index": index, "value": event.get("value")}
         index += 1
-
-
-def start_worker(plan: dict, stem: str, spec: dict, probes: list[dict]):
-    """Fork a confined worker for ``stem`` that runs ``probes``."""
-
-    def prepare():
-        # Runs before confinement: the grader's own files are still readable here.
-        for dependency, path in spec.get("uses", {}).items():
-            worker.load_reference(dependency, path)
-        return worker.load_probes(stem, spec["probes_file"])
-
-    def run(channel, probes_module):
-        worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes)
-
-    return confine.spawn(plan["limits"], prepare, run)
 
 
 if __name__ == "__main__":
