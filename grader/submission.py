@@ -7,12 +7,19 @@ its other Python files. Flags only name such files, for the instructor to look a
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_MODULE_BYTES = 256 * 1024
 MAX_SCANNED = 5000
+MAX_FLAGS = 50
+MAX_NAME = 200
+# Characters a file name may carry that must not reach a report or a log as they are: line
+# breaks (a name starting a line with "::" would be a GitHub workflow command), escape
+# sequences, bidirectional overrides.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 # Files that configure pytest or Python, wherever they are in a submission.
 CONFIGURING = {
@@ -48,8 +55,8 @@ def take(root: Path, assignment: str, stems: list[str], dest: Path, *, known: fr
         reason = _copy_module(root / relative, dest / f"{stem}.py")
         if reason:
             taken.missing[stem] = f"{relative} {reason}"
-            if "symbolic link" in reason:
-                taken.flags.append(f"{relative} is a symbolic link (refused)")
+            if "symbolic link" in reason or "regular file" in reason:
+                taken.flags.append(f"{relative} {reason.split(';')[0]} (refused)")
         else:
             taken.copied.append(stem)
     if refused_folder:
@@ -84,12 +91,16 @@ def _copy_module(source: Path, target: Path) -> str:
         return "is not a regular file"
     if info.st_size > MAX_MODULE_BYTES:
         return f"is larger than {MAX_MODULE_BYTES // 1024} KiB"
-    try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    try:  # non-blocking: a FIFO swapped in after the lstat must not hang the grader
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         return f"could not be read ({exc.strerror})"
     with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "is not a regular file"
         data = handle.read(MAX_MODULE_BYTES + 1)
+    if len(data) > MAX_MODULE_BYTES:
+        return f"is larger than {MAX_MODULE_BYTES // 1024} KiB"
     target.write_bytes(data)
     target.chmod(0o644)
     return ""
@@ -99,20 +110,43 @@ def scan_flags(root: Path, folder: Path, modules: set[str], known: frozenset[str
     """Name files that try to configure pytest or Python, or that the grader ignores."""
     flags = []
     scanned = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+    pending = [root]  # a stack, not recursion: a submission may nest folders very deep
+    while pending:
+        dirpath = pending.pop()
+        try:
+            entries = sorted(os.scandir(dirpath), key=lambda entry: entry.name)
+        except OSError:
+            continue
         here = Path(dirpath).relative_to(root)
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+        pending += reversed([e.path for e in entries if e.is_dir(follow_symlinks=False) and e.name != ".git"])
+        for entry in entries:
             scanned += 1
             if scanned > MAX_SCANNED:
-                return flags + [f"more than {MAX_SCANNED} files; the rest were not scanned"]
-            relative = here / name
+                return _capped(flags) + [f"more than {MAX_SCANNED} files; the rest were not scanned"]
+            name, relative = entry.name, here / entry.name
+            link = entry.is_symlink()
+            if entry.is_dir(follow_symlinks=False):
+                continue
             if str(relative) in known:
                 continue
             if name in CONFIGURING or name.endswith(".pth"):
-                flags.append(f"{relative} tries to configure pytest or Python (ignored by the grader)")
+                flags.append(f"{shown(relative)} tries to configure pytest or Python (ignored by the grader)")
             elif here == folder and name.endswith(".py") and name not in modules:
-                flags.append(f"{relative} is not an exercise module (ignored by the grader)")
-            elif os.path.islink(os.path.join(dirpath, name)) and not (here == folder and name in modules):
-                flags.append(f"{relative} is a symbolic link")
-    return flags
+                flags.append(f"{shown(relative)} is not an exercise module (ignored by the grader)")
+            elif link and not (here == folder and name in modules):
+                flags.append(f"{shown(relative)} is a symbolic link")
+            elif _UNSAFE.search(name):
+                flags.append(f"{shown(relative)} has control characters or line breaks in its name")
+    return _capped(flags)
+
+
+def shown(path: Path) -> str:
+    """A submission's file name as it may appear in a report: unsafe characters escaped."""
+    text = _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode(), str(path))
+    return text if len(text) <= MAX_NAME else text[: MAX_NAME // 2] + "…" + text[-(MAX_NAME // 2 - 1):]
+
+
+def _capped(flags: list[str]) -> list[str]:
+    if len(flags) <= MAX_FLAGS:
+        return flags
+    return flags[:MAX_FLAGS] + [f"and {len(flags) - MAX_FLAGS} more files flagged"]
