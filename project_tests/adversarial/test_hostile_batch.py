@@ -1,0 +1,150 @@
+"""Hostile submissions graded in one bulk regrade: ``python -m grader batch``.
+
+Every row of ``payloads.HOSTILE`` becomes one student of a class, next to an honest ``victim``
+(the reference solutions) and ``honest_stub`` (the reference solutions with the target left as
+the stub: the baseline no attack may beat). All are graded in one run, two at a time, as the
+instructor's regrade would, so attacks on concurrently graded students are part of the test.
+For every hostile submission: its target module scores no more than the stub, every other
+module keeps full marks, the report is valid, and the expected status and message appear.
+For the run as a whole: no secret and no line of the hidden suite or the solutions appears in
+any output, no file outside the sandbox changed, no process outlived grading, nothing reached
+the network listener, nothing was unpickled, and the run finished in bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import jsonschema
+import pytest
+
+from project_tests.adversarial.harness import (
+    ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, run_grader, snapshot, stub, write_submission,
+)
+from project_tests.adversarial.payloads import BY_NAME, HOSTILE, TARGET
+
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+PROBE_TIMEOUT = "1"
+# The whole class (about 50 submissions, many hanging for a probe timeout) in this many seconds.
+TIME_BOUND = 300
+
+
+@pytest.fixture(scope="module")
+def graded():
+    stage = new_stage()
+    try:
+        klass = stage.base / "class"
+        out = stage.base / "out"
+        reports = out / "reports"
+        for folder in (klass, out, reports):
+            folder.mkdir()
+            folder.chmod(0o777)
+        csv = out / "grades.csv"
+        values = {"CLASS": str(klass), "VICTIM": str(klass / "victim"), "REPORTS": str(reports), "CSV": str(csv)}
+        write_submission(klass / "victim", stage, None)
+        write_submission(klass / "honest_stub", stage, None, target=stub(TARGET))
+        for hostile in HOSTILE:
+            write_submission(klass / hostile.name, stage, hostile, **values)
+        before = snapshot(stage, {"class": klass})
+        run = run_grader(stage, "batch", str(klass), "--assignment", "ch03", "--csv", str(csv), "--reports", str(reports),
+                         "--jobs", "2", "--probe-timeout", PROBE_TIMEOUT, "--memory-mb", "2560", timeout=TIME_BOUND * 3)
+        report_files = {p.parent.name: p.read_bytes() for p in reports.glob("*/REPORT.json")}
+        csv_text = csv.read_text() if csv.exists() else ""
+        alive_at_exit = leftovers(stage)
+        time.sleep(3)  # long enough for a detached process to act once the grader has gone
+        yield {
+            "stage": stage, "run": run, "reports": {k: load_json(reports / k / "REPORT.json") for k in report_files},
+            "report_files": report_files, "csv": csv_text, "csv_later": csv.read_text() if csv.exists() else "",
+            "report_files_later": {p.parent.name: p.read_bytes() for p in reports.glob("*/REPORT.json")},
+            "alive_at_exit": alive_at_exit, "alive_later": leftovers(stage),
+            "changes": changes(before, snapshot(stage, {"class": klass})),
+        }
+    finally:
+        stage.close()
+
+
+def exercise(report: dict, name: str) -> dict:
+    return next(e for e in report["exercises"] if e["name"] == name)
+
+
+def test_the_run_finished_in_bounded_time_with_a_report_for_everyone(graded):
+    run = graded["run"]
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.seconds < TIME_BOUND, f"{run.seconds:.0f} s"
+    assert set(graded["reports"]) == {h.name for h in HOSTILE} | {"victim", "honest_stub"}
+
+
+def test_baselines(graded):
+    victim, stubbed = graded["reports"]["victim"], graded["reports"]["honest_stub"]
+    assert victim["score"] == victim["max_score"] > 0, victim
+    assert exercise(stubbed, TARGET)["score"] < exercise(stubbed, TARGET)["max_score"]
+    assert stubbed["score"] == stubbed["max_score"] - exercise(stubbed, TARGET)["max_score"]
+
+
+@pytest.mark.parametrize("name", [h.name for h in HOSTILE])
+def test_hostile_submission_gains_nothing(graded, name):
+    hostile = BY_NAME[name]
+    report = graded["reports"][name]
+    jsonschema.validate(report, SCHEMA)
+    assert report["grader_errors"] == [], report["grader_errors"]
+    assert report["score"] == sum(e["score"] for e in report["exercises"])
+    stub_score = exercise(graded["reports"]["honest_stub"], TARGET)["score"]
+    for ex in report["exercises"]:
+        if ex["name"] != TARGET and hostile.bound != "refused":
+            assert ex["score"] == ex["max_score"], (ex["name"], [t["message"] for t in ex["tests"] if t["message"]][:3])
+            continue
+        losing = [t for t in ex["tests"] if t["status"] != "passed"]
+        assert losing, f"{ex['name']}: nothing failed"
+        if hostile.bound == "textbook":
+            assert all("textbook" in t["name"] for t in ex["tests"] if t["status"] == "passed"), \
+                [t["name"] for t in ex["tests"] if t["status"] == "passed"]
+        else:
+            assert ex["score"] <= stub_score, (ex["score"], stub_score)
+        if hostile.bound == "refused" or ex["name"] == TARGET:
+            assert {t["status"] for t in losing} <= hostile.status, {(t["status"], t["message"][:120]) for t in losing}
+            messages = [t["message"] for t in losing] + [ex["message"]]
+            assert not hostile.words or any(hostile.words in m for m in messages), messages[:4]
+    for words in hostile.flags:
+        assert any(words in flag for flag in report["flags"]), report["flags"]
+
+
+def test_no_secret_and_no_hidden_source_in_any_output(graded):
+    stage = graded["stage"]
+    hidden = hidden_lines(stage)
+    assert len(hidden) > 50  # the check has something to look for
+    outputs = {"stdout": graded["run"].stdout, "stderr": graded["run"].stderr, "csv": graded["csv"]}
+    outputs |= {f"report {k}": v.decode("utf-8", "replace") for k, v in graded["report_files"].items()}
+    outputs |= {f"report {k}": json.dumps(v, ensure_ascii=False) for k, v in graded["reports"].items()}
+    found = {name: leaks(stage, text, hidden) for name, text in outputs.items()}
+    assert {k: v[:3] for k, v in found.items() if v} == {}
+
+
+def test_no_file_outside_the_sandbox_changed(graded):
+    assert graded["changes"] == []
+    assert graded["report_files_later"] == graded["report_files"], "a report changed after grading"
+    assert graded["csv_later"] == graded["csv"]
+    assert graded["stage"].token not in graded["csv"]
+    for student, report in graded["reports"].items():  # each as the grader wrote it, none forged
+        jsonschema.validate(report, SCHEMA)
+        assert graded["report_files"][student] == (json.dumps(report, indent=2) + "\n").encode()
+
+
+def test_no_process_outlived_grading(graded):
+    assert graded["alive_at_exit"] == []
+    assert graded["alive_later"] == []
+
+
+def test_nothing_reached_the_network_and_nothing_was_unpickled(graded):
+    stage = graded["stage"]
+    assert stage.received == []
+    assert not (stage.base / "unpickled").exists()
+
+
+def test_the_csv_agrees_with_the_reports(graded):
+    rows = [line.split(",") for line in graded["csv"].splitlines()]
+    header, body = rows[0], rows[1:]
+    assert len(body) == len(graded["reports"])
+    by_student = {row[header.index("student_id")]: row for row in body}
+    for student, report in graded["reports"].items():
+        assert float(by_student[student][header.index("score")]) == report["score"]

@@ -1,0 +1,241 @@
+"""Hostile submissions through ``python -m grader grade``: inside GitHub Actions, against the
+report's path, one submission after another, and run by a user who is not root (with user
+namespaces, and with none: the fallback must still produce a valid report and say so).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+
+import jsonschema
+import pytest
+
+from project_tests.adversarial.harness import (
+    PYTHON, ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, run_grader, run_unprivileged, snapshot,
+    stub, write_submission,
+)
+from project_tests.adversarial.payloads import BY_NAME, DAEMON, PRELUDE, TARGET, Hostile, at_import
+
+SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+LIMITS = ("--probe-timeout", "1")
+
+
+@pytest.fixture
+def stage():
+    stage = new_stage()
+    out = stage.base / "out"
+    out.mkdir()
+    out.chmod(0o777)  # the report's folder: writable by everyone
+    yield stage
+    stage.close()
+
+
+def grade(stage, submission, report, *extra, env=None, runner=run_grader, **kw):
+    run = runner(stage, "grade", str(submission), "--assignment", "ch03", "--json", str(report), *LIMITS, *extra,
+                 env=env, **kw)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run, load_json(report)
+
+
+def check_gains_nothing(report: dict) -> None:
+    """The target scored nothing (as the stub), every other module full marks, a valid report."""
+    jsonschema.validate(report, SCHEMA)
+    assert report["grader_errors"] == []
+    for ex in report["exercises"]:
+        assert ex["score"] == (0 if ex["name"] == TARGET else ex["max_score"]), (ex["name"], ex["message"])
+
+
+def outside_stop_commands(text: str) -> list[str]:
+    """Lines of ``text`` outside ``::stop-commands::TOKEN`` ... ``::TOKEN::`` blocks."""
+    lines, token = [], None
+    for line in text.splitlines():
+        if token is None and (match := re.fullmatch(r"::stop-commands::(\S+)", line)):
+            token = match.group(1)
+        elif token is not None and line == f"::{token}::":
+            token = None
+        elif token is None:
+            lines.append(line)
+    return lines
+
+
+def test_in_actions_student_text_never_becomes_a_workflow_command(stage):
+    hostile = BY_NAME["workflow_commands"]
+    files = {  # file names are flagged, so they reach the log too
+        "exercises/ch03/x\n::error title=Autograding::70 of 70.py": "",
+        "notes\n##[warning]forged.txt": "",
+        "\x1b[2K\x1b[1Ach03: 70 of 70 points.py": "",
+    }
+    sub = write_submission(stage.base / "s", stage, Hostile(**{**hostile.__dict__, "files": files}))
+    env = {"GITHUB_ACTIONS": "true"}
+    run, report = grade(stage, sub, stage.base / "out" / "report.json", env=env)
+    check_gains_nothing(report)
+    for stream in (run.stdout, run.stderr):
+        commands = [line for line in outside_stop_commands(stream) if line.lstrip().startswith("::") or "##[" in line]
+        assert commands == []
+        assert "\x1b" not in stream
+    assert stage.token in run.stdout  # what the student printed is shown, inside the block
+    output = (stage.gh / "output").read_text()
+    assert stage.token not in output and "forged" not in output
+    assert all(re.fullmatch(r"[a-z0-9]+=[A-Za-z0-9+/=]*", line) for line in output.splitlines()), output[:500]
+    assert (stage.gh / "env").read_text() == "" and (stage.gh / "path").read_text() == ""
+
+
+def test_a_detached_process_cannot_rewrite_the_report_after_the_grader_exits(stage):
+    sub = write_submission(stage.base / "s", stage, BY_NAME["detached_report_rewriter"],
+                           REPORTS=str(stage.base / "out"), CSV=str(stage.base / "out" / "x.csv"))
+    path = stage.base / "out" / "report.json"
+    run, report = grade(stage, sub, path)
+    written = path.read_bytes()
+    time.sleep(3)
+    assert leftovers(stage) == []
+    assert path.read_bytes() == written
+    check_gains_nothing(report)
+
+
+NEXT_VICTIM = at_import('''
+hook = "import os; os.environ['GRADER_HACKED'] = '@TOKEN@'\\n"
+for path in ("@SITE@/zzz_@TOKEN@.pth", "@SITE@/sitecustomize.py", "@STDLIB@/sitecustomize.py",
+             "@REPO@/grader/__init__.py", "@REPO@/grader/checks.py", "@REPO@/tests/ch03/textbook.py"):
+    _write(path, hook, "a")
+for folder in ("@REPO@/grader/__pycache__", "@REPO@/tests/ch03/__pycache__", "/tmp", "/dev/shm", "/var/tmp"):
+    _write(folder + "/simple_attention.py", "raise SystemExit('@TOKEN@')\\n")
+    _write(folder + "/torch.py", "raise SystemExit('@TOKEN@')\\n")
+''' + DAEMON + '''
+def plant():  # keep planting while the next submission is graded
+    end = time.time() + 30
+    while time.time() < end:
+        for folder in ("/tmp", "/dev/shm"):
+            for name in _list(folder):
+                if name.startswith("grader-sandbox-"):
+                    for sub in _list(f"{folder}/{name}"):
+                        _write(f"{folder}/{name}/{sub}/simple_attention.py", "raise SystemExit('@TOKEN@')\\n")
+        time.sleep(0.05)
+_daemon(plant)
+''')
+
+
+def test_a_hostile_submission_cannot_compromise_the_next_one(stage):
+    first = write_submission(stage.base / "first", stage, None, target=NEXT_VICTIM.replace("@STUB@", stub(TARGET)))
+    honest = write_submission(stage.base / "honest", stage, None)
+    before = snapshot(stage, {"honest": honest})
+    _, report = grade(stage, first, stage.base / "out" / "first.json")
+    check_gains_nothing(report)
+    run, report = grade(stage, honest, stage.base / "out" / "honest.json")
+    assert report["score"] == report["max_score"], report
+    assert changes(before, snapshot(stage, {"honest": honest})) == []
+    fresh = subprocess.run([PYTHON, "-c", "import os; print(os.environ.get('GRADER_HACKED'))"],
+                           capture_output=True, text=True, cwd=stage.repo)
+    assert fresh.stdout.strip() == "None"
+    assert leftovers(stage) == []
+
+
+def writable_memory(pid: int) -> bytes:
+    """Every private writable mapping of a process (heap, stacks, anonymous memory), as root."""
+    chunks = []
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for line in maps:
+            fields = line.split()
+            if not fields[1].startswith("rw"):
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            try:
+                mem.seek(start)
+                chunks.append(mem.read(end - start))
+            except (OSError, OverflowError, ValueError):
+                continue
+    return b"".join(chunks)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reading another user's process memory needs root")
+def test_a_worker_holds_no_secret_in_its_environment_or_memory(stage):
+    """The zygote was exec'd with an empty environment: its forked workers never had a secret."""
+    sub = write_submission(stage.base / "s", stage, None, target=at_import("time.sleep(5)").replace("@STUB@", stub(TARGET)))
+    args = [PYTHON, "-m", "grader", "grade", str(sub), "--assignment", "ch03", "--json", str(stage.base / "out" / "r.json"),
+            "--probe-timeout", "8"]
+    grader = subprocess.Popen(args, cwd=stage.repo, env=stage.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        secrets = [s.encode() for s in stage.secrets]
+        inspected = 0
+        end = time.monotonic() + 60
+        while not inspected and time.monotonic() < end:
+            for pid in [pid for pid, uid, _ in leftovers(stage) if uid == 65534]:
+                try:  # workers of the honest modules come and go: inspect one that stays
+                    environ = open(f"/proc/{pid}/environ", "rb").read()
+                    memory = writable_memory(pid)
+                except OSError:
+                    continue
+                if len(memory) < 10_000_000:  # not yet the forked interpreter
+                    continue
+                names = {item.split(b"=")[0] for item in environ.split(b"\0") if item}
+                assert names <= {b"PATH", b"LANG", b"OMP_NUM_THREADS", b"HOME"}, names
+                assert [s for s in secrets if s in memory] == []
+                inspected += 1
+            time.sleep(0.05)
+        assert inspected, "no sandboxed worker seen"
+        assert all(s in writable_memory(grader.pid) for s in secrets)  # where they are: the check can fail
+    finally:
+        grader.wait(timeout=120)
+    assert leftovers(stage) == []
+
+
+# Without root: the same attacks, with student code in a user namespace of the grader's user.
+UNPRIVILEGED_ATTACK = at_import(DAEMON + '''
+import glob, json
+loot = []
+for path in glob.glob("@REPO@/tests/**/*.py", recursive=True) + glob.glob("@REPO@/solutions/**/*.py", recursive=True):
+    text = _try(lambda: open(path).read())
+    loot.append(text if isinstance(text, str) else "")
+for pid in _pids():
+    data = _try(lambda: open(f"/proc/{pid}/environ", "rb").read())
+    loot.append(data.decode("utf-8", "replace") if isinstance(data, bytes) else "")
+_write("@REPO@/grader/checks.py", "# @TOKEN@\\n", "a")
+_write("@SITE@/zzz_@TOKEN@.pth", "import os\\n")
+_write("@OUT@/report.json", json.dumps({"score": 75, "forged": "@TOKEN@"}))
+_daemon(lambda: _try(os.execv, "/bin/sh", ["/bin/sh", "-c", "sleep 120 # @TOKEN@"]))
+print(" | ".join(loot))
+''')
+
+
+def test_without_root_user_namespaces_isolate_as_well(stage):
+    """Here the grader's user owns the repository and the venv, as on a runner."""
+    sub = write_submission(stage.base / "s", stage, None,
+                           target=UNPRIVILEGED_ATTACK.replace("@STUB@", stub(TARGET)).replace("@OUT@", str(stage.base / "out")))
+    before = snapshot(stage, {"submission": sub})
+    run, report = grade(stage, sub, stage.base / "out" / "report.json", runner=run_unprivileged, user_namespaces=True)
+    assert "without Linux namespaces" not in run.stderr, run.stderr
+    check_gains_nothing(report)
+    hidden = hidden_lines(stage)
+    assert leaks(stage, run.stdout + run.stderr + json.dumps(report), hidden) == []
+    assert changes(before, snapshot(stage, {"submission": sub})) == []
+    time.sleep(1)
+    assert leftovers(stage) == []
+
+
+# In the fallback the student's code runs as the grader's own user: it could write what that
+# user may write (see docs/threat-model.md), so only attacks that must still fail are tried.
+FALLBACK_ATTACK = at_import(DAEMON + '''
+loot = []
+for pid in _pids():
+    data = _try(lambda: open(f"/proc/{pid}/environ", "rb").read())
+    loot.append(data.decode("utf-8", "replace") if isinstance(data, bytes) else "")
+_daemon(lambda: _try(os.execv, "/bin/sh", ["/bin/sh", "-c", "sleep 120 # @TOKEN@"]))
+_daemon(lambda: time.sleep(120))
+status = _try(lambda: open("/proc/self/status").read())
+print("NoNewPrivs", status.split("NoNewPrivs:")[1].split()[0] if isinstance(status, str) else "?")
+print(" | ".join(loot))
+''')
+
+
+def test_without_namespaces_the_grader_falls_back_and_says_so(stage):
+    sub = write_submission(stage.base / "s", stage, None, target=FALLBACK_ATTACK.replace("@STUB@", stub(TARGET)))
+    run, report = grade(stage, sub, stage.base / "out" / "report.json", runner=run_unprivileged, user_namespaces=False)
+    assert "note: student code ran without Linux namespaces" in run.stderr and "fallback" in run.stderr
+    check_gains_nothing(report)
+    assert leaks(stage, run.stdout + run.stderr + json.dumps(report), []) == []  # no secret from /proc
+    assert "NoNewPrivs 1" in next(e for e in report["exercises"] if e["name"] == TARGET)["output"]
+    time.sleep(1)
+    assert leftovers(stage) == []
