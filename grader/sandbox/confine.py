@@ -390,7 +390,7 @@ def probe() -> str:
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
-        answer = NAMESPACES
+        answer, box = NAMESPACES, None
         try:
             box = Box({"file_mb": 1}, scratch, NAMESPACES)
             if box.mode != NAMESPACES:
@@ -407,9 +407,11 @@ def probe() -> str:
                 _, status = os.waitpid(child, 0)
                 if status != 0:
                     answer = f"no namespaces: a worker could not enter them (status {status})"
-                box.close()
         except BaseException as exc:  # noqa: BLE001
             answer = f"no namespaces: {exc}"
+        finally:
+            if box is not None:
+                box.close()
         os.write(write_end, answer.encode()[:500])
         os._exit(0)
     os.close(write_end)
