@@ -23,6 +23,7 @@ from project_tests.adversarial.harness import (
     ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, run_grader, snapshot, stub, write_submission,
 )
 from project_tests.adversarial.payloads import BY_NAME, HOSTILE, TARGET
+from project_tests.helpers import exercise
 
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 PROBE_TIMEOUT = "1"
@@ -62,10 +63,6 @@ def graded():
         }
     finally:
         stage.close()
-
-
-def exercise(report: dict, name: str) -> dict:
-    return next(e for e in report["exercises"] if e["name"] == name)
 
 
 def test_the_run_finished_in_bounded_time_with_a_report_for_everyone(graded):

@@ -18,7 +18,8 @@ from project_tests.adversarial.harness import (
     PYTHON, ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, run_grader, run_unprivileged, snapshot,
     stub, write_submission,
 )
-from project_tests.adversarial.payloads import BY_NAME, DAEMON, PRELUDE, TARGET, Hostile, at_import
+from project_tests.adversarial.payloads import BY_NAME, DAEMON, TARGET, Hostile, at_import
+from project_tests.helpers import exercise
 
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 LIMITS = ("--probe-timeout", "1")
@@ -236,6 +237,6 @@ def test_without_namespaces_the_grader_falls_back_and_says_so(stage):
     assert "note: student code ran without Linux namespaces" in run.stderr and "fallback" in run.stderr
     check_gains_nothing(report)
     assert leaks(stage, run.stdout + run.stderr + json.dumps(report), []) == []  # no secret from /proc
-    assert "NoNewPrivs 1" in next(e for e in report["exercises"] if e["name"] == TARGET)["output"]
+    assert "NoNewPrivs 1" in exercise(report, TARGET)["output"]
     time.sleep(1)
     assert leftovers(stage) == []
