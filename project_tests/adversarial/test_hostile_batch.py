@@ -3,7 +3,8 @@
 Every row of ``payloads.HOSTILE`` becomes one student of a class, next to an honest ``victim``
 (the reference solutions) and ``honest_stub`` (the reference solutions with the target left as
 the stub: the baseline no attack may beat). All are graded in one run, two at a time, as the
-instructor's regrade would, so attacks on concurrently graded students are part of the test.
+instructor's regrade would, so attacks on concurrently graded students are part of the test;
+as root, the class is graded again by a user who is not root (student code in a user namespace).
 For every hostile submission: its target module scores no more than the stub, every other
 module keeps full marks, the report is valid, and the expected status and message appear.
 For the run as a whole: no secret and no line of the hidden suite or the solutions appears in
@@ -13,14 +14,17 @@ the network listener, nothing was unpickled, and the run finished in bounded tim
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import time
 
 import jsonschema
 import pytest
 
 from project_tests.adversarial.harness import (
-    ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, run_grader, snapshot, stub, write_submission,
+    ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, require_isolation, run_grader, run_unprivileged,
+    snapshot, stub, write_submission,
 )
 from project_tests.adversarial.payloads import BY_NAME, HOSTILE, TARGET
 from project_tests.helpers import exercise
@@ -31,8 +35,18 @@ PROBE_TIMEOUT = "1"
 TIME_BOUND = 300
 
 
-@pytest.fixture(scope="module")
-def graded():
+# As root, the class is graded twice: by root, and by a user who is not root (then student code
+# runs in a user namespace, as on a machine without root where user namespaces are allowed).
+MODES = ["as root", "without root"] if os.geteuid() == 0 else ["as this user"]
+
+
+@pytest.fixture(scope="module", params=MODES)
+def graded(request):
+    if request.param == "without root":
+        runner = functools.partial(run_unprivileged, user_namespaces=True)
+    else:
+        require_isolation()
+        runner = run_grader
     stage = new_stage()
     try:
         klass = stage.base / "class"
@@ -48,7 +62,7 @@ def graded():
         for hostile in HOSTILE:
             write_submission(klass / hostile.name, stage, hostile, **values)
         before = snapshot(stage, {"class": klass})
-        run = run_grader(stage, "batch", str(klass), "--assignment", "ch03", "--csv", str(csv), "--reports", str(reports),
+        run = runner(stage, "batch", str(klass), "--assignment", "ch03", "--csv", str(csv), "--reports", str(reports),
                          "--jobs", "2", "--probe-timeout", PROBE_TIMEOUT, "--memory-mb", "2560", timeout=TIME_BOUND * 3)
         report_files = {p.parent.name: p.read_bytes() for p in reports.glob("*/REPORT.json")}
         csv_text = csv.read_text() if csv.exists() else ""
