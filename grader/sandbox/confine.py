@@ -383,7 +383,7 @@ def _reap_any(deadline: float) -> None:
 def probe() -> str:
     """Whether namespaces work here: ``NAMESPACES``, or why not. Runs in a throw-away child."""
     read_end, write_end = os.pipe()
-    scratch = tempfile.mkdtemp(prefix="grader-probe-")
+    scratch = tempfile.mkdtemp(prefix="grader-probe-", dir=os.getcwd())  # the zygote's private folder: removed with it
     os.chmod(scratch, 0o755)
     pid = os.fork()
     if pid == 0:
