@@ -77,9 +77,17 @@ def settings_from(args: argparse.Namespace) -> Settings:
     )
 
 
+# Commands that need the instructor repository (solutions, hidden suites, release tools).
+INSTRUCTOR_COMMANDS = {"release", "batch", "demo"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return the process exit code."""
     args = build_parser().parse_args(argv)
+    if args.command in INSTRUCTOR_COMMANDS and not (Settings().project_root / "solutions").is_dir():
+        print(f"error: '{args.command}' is an instructor command; this copy of the grader (a student "
+              "template) has no solutions. Use 'python -m grader check'.", file=sys.stderr)
+        return 2
     if args.command == "release":
         from grader.commands import release_command
 

@@ -99,3 +99,11 @@ def test_check_of_a_submission_folder_from_the_instructor_repository(tmp_path):
     proc = subprocess.run([PYTHON, "-m", "grader", "check", str(submission), "--assignment", "nope"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no public tests for 'nope'" in proc.stderr
+
+
+def test_instructor_commands_in_the_template_say_so(tmp_path_factory, tmp_path):
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    for command in (["demo"], ["batch", ".", "--assignment", "ch03", "--csv", "g.csv"]):
+        proc = subprocess.run([PYTHON, "-m", "grader", *command], cwd=template, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert "instructor command" in proc.stderr and "Traceback" not in proc.stderr
