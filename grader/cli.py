@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from grader.settings import Settings
@@ -82,8 +83,18 @@ INSTRUCTOR_COMMANDS = {"release", "batch", "demo"}
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; return the process exit code."""
+    """Run one command; return the process exit code (3, with the traceback, when the grader fails)."""
     args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except Exception:  # a bug of the grader's, never the student's: their code runs in the sandbox
+        traceback.print_exc()
+        print(f"error: the grader itself failed while running '{args.command}' (see the traceback above)", file=sys.stderr)
+        return 3
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch the parsed command to its module."""
     if args.command in INSTRUCTOR_COMMANDS and not (Settings().project_root / "solutions").is_dir():
         print(f"error: '{args.command}' is an instructor command; this copy of the grader (a student "
               "template) has no solutions. Use 'python -m grader check'.", file=sys.stderr)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from grader.stubs import make_stub
 from project_tests.helpers import (
-    ROOT, assignments, exercise, grade_cli, grade_many, make_submission, mutate, solution_sources, stub_sources,
+    PYTHON, ROOT, assignments, exercise, grade_cli, grade_many, make_submission, mutate, solution_sources, stub_sources,
 )
 
 
@@ -60,6 +61,20 @@ def test_unknown_assignment_and_missing_folder_exit_2(tmp_path):
     assert proc.returncode == 2 and "no assignment 'nope'" in proc.stderr and report is None
     proc, report = grade_cli(tmp_path / "absent", "ch03")
     assert proc.returncode == 2 and report is None
+
+
+def test_a_failure_of_the_grader_itself_exits_3(tmp_path):
+    # A bug inside the grader (simulated by breaking the report writer) is not a student's zero.
+    submission = make_submission(tmp_path / "s", "ch03")
+    script = ("import sys, grader.reports as r; from grader.cli import main\n"
+              "def broken(report, path): raise OSError('disk full')\n"
+              "r.write_json = broken\n"
+              "sys.exit(main(sys.argv[1:]))")
+    proc = subprocess.run([PYTHON, "-c", script, "grade", str(submission), "--assignment", "ch03",
+                           "--json", str(tmp_path / "r.json"), "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3, proc.stderr
+    assert "OSError: disk full" in proc.stderr and "the grader itself failed while running 'grade'" in proc.stderr
 
 
 BROKEN = {
