@@ -1,0 +1,37 @@
+"""Regenerate docs/sample-report.json: the bundled sample submission, graded by the real CLI.
+
+    .venv/bin/python scripts/sample_report.py
+
+The sample is the one `make demo` shows (the reference solutions with the mistakes listed in
+samples/ch03.toml). project_tests/test_report.py fails when the committed file drifts from
+what the grader now writes for it; docs/report.md explains every field.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader.demo import build_submission  # noqa: E402
+from grader.settings import Settings  # noqa: E402
+
+OUT = ROOT / "docs" / "sample-report.json"
+
+
+def main() -> None:
+    mistakes = tomllib.loads((ROOT / "samples" / "ch03.toml").read_text())["mistakes"]
+    with tempfile.TemporaryDirectory() as tmp:
+        submission = build_submission(Path(tmp) / "sample", "ch03", Settings(), mistakes)
+        subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--assignment", "ch03",
+                        "--json", str(OUT), "--quiet"], cwd=ROOT, check=True)
+    print(f"wrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
