@@ -40,10 +40,15 @@ def test_scores_add_up(sample_report):
             assert (test["status"] == "passed") == (test["message"] == "")
 
 
-def test_sample_mistakes_cost_points_where_they_were_made(sample_report):
-    mistakes = {m["module"] for m in tomllib.loads((ROOT / "samples" / "ch03.toml").read_text())["mistakes"]}
-    for ex in sample_report["exercises"]:
-        assert (ex["score"] < ex["max_score"]) == (ex["name"] in mistakes), ex["name"]
+@pytest.mark.parametrize("assignment", [p.stem for p in sorted((ROOT / "samples").glob("*.toml"))])
+def test_demo_samples_cost_points_exactly_where_their_mistakes_are(tmp_path, assignment):
+    mistakes = tomllib.loads((ROOT / "samples" / f"{assignment}.toml").read_text())["mistakes"]
+    root = build_submission(tmp_path / "s", assignment, Settings(), mistakes)
+    proc, report = grade_cli(root, assignment)
+    assert proc.returncode == 0, proc.stderr
+    assert report["exercises"] and not report["grader_errors"]
+    for ex in report["exercises"]:
+        assert (ex["score"] < ex["max_score"]) == (ex["name"] in {m["module"] for m in mistakes}), ex["name"]
 
 
 def test_report_round_trips_through_the_model(sample_report):
