@@ -14,6 +14,12 @@ from grader.settings import Settings
 from grader.stubs import make_stub
 
 
+def sample_mistakes(assignment: str, settings: Settings) -> list[dict]:
+    """The typical mistakes of ``samples/<assignment>.toml`` (none when there is no sample)."""
+    sample_file = settings.project_root / "samples" / f"{assignment}.toml"
+    return tomllib.loads(sample_file.read_text())["mistakes"] if sample_file.exists() else []
+
+
 def build_submission(folder: Path, assignment: str, settings: Settings, mistakes: list[dict]) -> Path:
     """A submission folder with the solutions, each listed mistake applied."""
     target = folder / "exercises" / assignment
@@ -39,8 +45,7 @@ def run(assignment: str, settings: Settings) -> int:
     from grader.batch import grade_many
     from grader.reports import terminal
 
-    sample_file = settings.project_root / "samples" / f"{assignment}.toml"
-    mistakes = tomllib.loads(sample_file.read_text())["mistakes"] if sample_file.exists() else []
+    mistakes = sample_mistakes(assignment, settings)
     console = Console(highlight=False)
     with tempfile.TemporaryDirectory() as tmp:
         reference = build_submission(Path(tmp) / "reference", assignment, settings, [])

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import tomllib
 
 import jsonschema
 import pytest
 
-from grader.demo import build_submission
+from grader.demo import build_submission, sample_mistakes
 from grader.model import Report
 from grader.settings import Settings
 from project_tests.helpers import ROOT, grade_cli
@@ -16,13 +15,25 @@ from project_tests.helpers import ROOT, grade_cli
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 
 
+SAMPLES = sorted(p.stem for p in (ROOT / "samples").glob("*.toml"))
+
+
 @pytest.fixture(scope="module")
-def sample_report(tmp_path_factory):
-    mistakes = tomllib.loads((ROOT / "samples" / "ch03.toml").read_text())["mistakes"]
-    root = build_submission(tmp_path_factory.mktemp("sample") / "s", "ch03", Settings(), mistakes)
-    proc, report = grade_cli(root, "ch03")
-    assert proc.returncode == 0, proc.stderr
-    return report
+def sample_reports(tmp_path_factory):
+    """Every demo sample (samples/<assignment>.toml) graded once through the real CLI, by assignment."""
+    reports = {}
+    for assignment in SAMPLES:
+        root = build_submission(tmp_path_factory.mktemp("sample") / "s", assignment, Settings(),
+                                sample_mistakes(assignment, Settings()))
+        proc, reports[assignment] = grade_cli(root, assignment)
+        assert proc.returncode == 0, proc.stderr
+    return reports
+
+
+@pytest.fixture(scope="module")
+def sample_report(sample_reports):
+    """The ch03 sample: the one docs/sample-report.json shows."""
+    return sample_reports["ch03"]
 
 
 def test_report_follows_the_schema(sample_report):
@@ -40,15 +51,13 @@ def test_scores_add_up(sample_report):
             assert (test["status"] == "passed") == (test["message"] == "")
 
 
-@pytest.mark.parametrize("assignment", [p.stem for p in sorted((ROOT / "samples").glob("*.toml"))])
-def test_demo_samples_cost_points_exactly_where_their_mistakes_are(tmp_path, assignment):
-    mistakes = tomllib.loads((ROOT / "samples" / f"{assignment}.toml").read_text())["mistakes"]
-    root = build_submission(tmp_path / "s", assignment, Settings(), mistakes)
-    proc, report = grade_cli(root, assignment)
-    assert proc.returncode == 0, proc.stderr
+@pytest.mark.parametrize("assignment", SAMPLES)
+def test_demo_samples_cost_points_exactly_where_their_mistakes_are(sample_reports, assignment):
+    report = sample_reports[assignment]
+    mistakes = {m["module"] for m in sample_mistakes(assignment, Settings())}
     assert report["exercises"] and not report["grader_errors"]
     for ex in report["exercises"]:
-        assert (ex["score"] < ex["max_score"]) == (ex["name"] in {m["module"] for m in mistakes}), ex["name"]
+        assert (ex["score"] < ex["max_score"]) == (ex["name"] in mistakes), ex["name"]
 
 
 def test_report_round_trips_through_the_model(sample_report):

@@ -12,22 +12,20 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.demo import build_submission  # noqa: E402
+from grader.demo import build_submission, sample_mistakes  # noqa: E402
 from grader.settings import Settings  # noqa: E402
 
 OUT = ROOT / "docs" / "sample-report.json"
 
 
 def main() -> None:
-    mistakes = tomllib.loads((ROOT / "samples" / "ch03.toml").read_text())["mistakes"]
     with tempfile.TemporaryDirectory() as tmp:
-        submission = build_submission(Path(tmp) / "sample", "ch03", Settings(), mistakes)
+        submission = build_submission(Path(tmp) / "sample", "ch03", Settings(), sample_mistakes("ch03", Settings()))
         subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--assignment", "ch03",
                         "--json", str(OUT), "--quiet"], cwd=ROOT, check=True)
     print(f"wrote {OUT.relative_to(ROOT)}")
