@@ -19,15 +19,15 @@ def grade_command(args, settings: Settings) -> int:
         return 2
     with Sandbox() as sandbox:  # started first: it imports torch while we import the rest
         from grader import environment
-
-        environment.verify(sandbox)
         from grader.check import unchanged_template_files
         from grader.grade import AssignmentNotFound, grade
         from grader.reports import terminal, write_json
 
         root = args.submission.resolve()
-        try:  # the template's own files (its pytest.ini, ...) are not the student's doing
-            report = grade(root, args.assignment, settings, sandbox, known=unchanged_template_files(root))
+        try:
+            with environment.verified(sandbox):  # nothing is written unless the environment can grade
+                # The template's own files (its pytest.ini, ...) are not the student's doing.
+                report = grade(root, args.assignment, settings, sandbox, known=unchanged_template_files(root))
         except AssignmentNotFound as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -93,9 +93,9 @@ def check_command(args, settings: Settings) -> int:
         from grader.grade import AssignmentNotFound
         from grader.reports import terminal, write_json
 
-        environment.verify(runner)
         try:
-            report = check(root, assignment, settings, runner)
+            with environment.verified(runner):
+                report = check(root, assignment, settings, runner)
         except AssignmentNotFound as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -10,9 +10,12 @@ sandbox starts and hands a tensor back intact; when not, the command exits 3 wit
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import threading
 from pathlib import Path
+from typing import Iterator
 
 REQUIREMENTS = Path(__file__).with_name("requirements.txt")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -101,3 +104,30 @@ def verify(runner) -> None:
     """:func:`verify_packages`, then :func:`verify_sandbox` on ``runner``."""
     verify_packages()
     verify_sandbox(runner)
+
+
+@contextlib.contextmanager
+def verified(runner) -> Iterator[None]:
+    """Check the packages now and the sandbox beside the body; raise BrokenEnvironment at the end.
+
+    The sandbox's self-test waits for the sandbox to finish importing torch: done in a thread,
+    that wait overlaps with what the body does meanwhile (collecting the suite), and no result
+    of the body may be used unless this block ends without an exception.
+    """
+    verify_packages()
+    failure: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            verify_sandbox(runner)
+        except BaseException as exc:  # noqa: BLE001 - raised again at the end of the block
+            failure.append(exc)
+
+    thread = threading.Thread(target=attempt, name="environment-check", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failure:
+        raise failure[0]
