@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, dest="json_path", help="write the report here")
     add_limits(check)
 
+    stubs = commands.add_parser("stubs", help="write exercises/<assignment>/ from solutions/<assignment>/")
+    stubs.add_argument("--assignment", required=True, help="for example ch03")
+
     release = commands.add_parser("release", help="build the student template repository of an assignment")
     release.add_argument("--assignment", required=True, help="for example ch03")
     release.add_argument("--out", type=Path, required=True, help="the template's folder (empty, or use --force)")
@@ -81,7 +84,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 # Commands that need the instructor repository (solutions, hidden suites, release tools).
-INSTRUCTOR_COMMANDS = {"release", "batch", "demo"}
+INSTRUCTOR_COMMANDS = {"release", "batch", "demo", "stubs"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         from grader.commands import release_command
 
         return release_command(args)
+    if args.command == "stubs":
+        from grader.commands import stubs_command
+
+        return stubs_command(args)
     settings = settings_from(args)
     if args.command == "check":
         from grader.commands import check_command

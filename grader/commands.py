@@ -124,3 +124,21 @@ def release_command(args) -> int:
     print(f"released {built.assignment} into {built.out}: notebooks {', '.join(built.notebooks)}; "
           f"Classroom runners {','.join(built.runners)}")
     return 0
+
+
+def stubs_command(args) -> int:
+    """``stubs``: regenerate the student stubs of an assignment from its solutions (2 when there are none)."""
+    from grader.settings import PROJECT_ROOT
+    from grader.stubs import MarkerError, write_stubs
+
+    solutions = PROJECT_ROOT / "solutions" / args.assignment
+    if not any(solutions.glob("*.py")):
+        print(f"error: no solutions/{args.assignment}/*.py", file=sys.stderr)
+        return 2
+    try:
+        written = write_stubs(solutions, PROJECT_ROOT / "exercises" / args.assignment)
+    except MarkerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(written)} stubs into exercises/{args.assignment}/: {', '.join(p.name for p in written)}")
+    return 0

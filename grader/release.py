@@ -110,6 +110,8 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     copy_tree(public, out / "public_tests" / assignment)
     copy_tree(root / "grader", out / "grader", skip_top=INSTRUCTOR_ONLY)
     notebooks = generate_notebooks(root, assignment, out / "notebooks")
+    if not notebooks:
+        warnings.append(f"no source notebook in course/source/{assignment}/: the template has no notebooks")
     values = template_values(root, assignment, public_rubric, stems, notebooks)
     render_template(root / "template", out, values)
 
@@ -181,8 +183,8 @@ def generate_notebooks(root: Path, assignment: str, target: Path) -> list[str]:
     """
     course = root / "course"
     source = course / "source" / assignment
-    if not any(source.glob("*.ipynb")):
-        raise ReleaseError(f"no source notebook in {source}")
+    if not any(source.glob("*.ipynb")):  # notebooks are optional: an assignment may have none
+        return []
     with tempfile.TemporaryDirectory(prefix="release-nbgrader-") as scratch:
         work = Path(scratch) / "course"
         (work / "source").mkdir(parents=True)

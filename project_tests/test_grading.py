@@ -42,7 +42,7 @@ def test_stubs_score_zero_and_read_as_not_attempted(tmp_path, assignment):
 @pytest.mark.parametrize("assignment", assignments())
 def test_exercises_folder_matches_the_solutions(assignment):
     committed = {p.stem: p.read_text() for p in sorted((ROOT / "exercises" / assignment).glob("*.py"))}
-    assert committed == stub_sources(assignment), "regenerate exercises/ with grader.stubs.write_stubs"
+    assert committed == stub_sources(assignment), "regenerate exercises/ with python -m grader stubs --assignment " + assignment
 
 
 def test_every_exercise_has_solution_stub_suite_and_rubric_entry():

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from grader import environment
-from project_tests.helpers import ROOT, assignments, solution_sources
+from project_tests.helpers import assignments, copy_repository, solution_sources
 from project_tests.test_actions import Reporter, decode_outputs
 from project_tests.test_release import released
 
@@ -40,17 +40,6 @@ def steps_of(template: Path) -> list[dict]:
 def step(steps: list[dict], *, named: str = "", step_id: str = "") -> dict:
     """The step whose name starts with ``named``, or whose id is ``step_id``."""
     return next(s for s in steps if (step_id and s.get("id") == step_id) or (named and s.get("name", "").startswith(named)))
-
-
-def instructor_checkout(target: Path) -> None:
-    """What ``actions/checkout`` of the grader repository gives: the repository's files, no .venv."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for relative in filter(None, listed):
-        source = ROOT / relative
-        if source.is_file() and not source.is_symlink():
-            (target / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / relative)
 
 
 class Runner:
@@ -84,7 +73,7 @@ class Runner:
     def place_grader(self, steps: list[dict]) -> None:
         """Check the instructor repository out into the workspace, then run the workflow's own move."""
         checkout = next(s for s in steps if s.get("with", {}).get("repository") == "${{ vars.GRADER_REPO }}")
-        instructor_checkout(self.workspace / checkout["with"]["path"])
+        copy_repository(self.workspace / checkout["with"]["path"])  # what actions/checkout gives
         moved = self.run(next(s for s in steps if checkout["with"]["path"] in s.get("run", "")))
         assert moved.returncode == 0, moved.stderr
 
