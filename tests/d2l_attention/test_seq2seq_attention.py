@@ -105,6 +105,21 @@ def shape_of(value) -> str:
     return str(tuple(value.shape)) if isinstance(value, torch.Tensor) else type(value).__name__
 
 
+def first_step(actual, expected: torch.Tensor) -> str:
+    """Where outputs ``(batch, steps, vocab)`` first differ from the reference: which decoding step."""
+    if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape:
+        return ""
+    differs = ~torch.isclose(actual.double(), expected.double(), atol=1e-4, rtol=0)
+    steps = differs.any(dim=2).any(dim=0).nonzero()
+    if len(steps) == 0:
+        return ""
+    step = int(steps[0])
+    if step == 0:
+        return "Your outputs differ from the reference's from the first decoding step on."
+    matching = "Decoding step 0 matches" if step == 1 else f"Decoding steps 0 to {step - 1} match"
+    return f"{matching} the reference's; step {step} is the first that differs."
+
+
 # -- the book's example ----------------------------------------------------------------------------
 @pytest.mark.probe("book_example", args=list(SEQ2SEQ_ARGS), seed=SEED, X=SEQ2SEQ_X)
 def test_book_shapes(probed):
@@ -132,8 +147,7 @@ def test_book_values(probed):
     with torch.no_grad():
         expected, _ = decoder(SEQ2SEQ_X, decoder.init_state(encoder(SEQ2SEQ_X), None))
     close(probed["output"], expected, what="the book's example, values (encoder then decoder built after one seed)",
-          hint="Check the order in which the decoder creates its layers (attention, embedding, rnn, dense), "
-               "and leave the given Seq2SeqEncoder as it is.")
+          hint=first_step(probed["output"], expected))
 
 
 # -- structure ------------------------------------------------------------------------------------
@@ -150,9 +164,9 @@ def test_parameters(probed):
                  "nn.Linear(num_hiddens, vocab_size).")
 
 
-@probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
+@probe("init", ARGS, ENC_OUT, ENC_STATE, None, LENS)
 def test_init_state(probed):
-    enc_outputs, hidden, lens = probed["init"]
+    enc_outputs, hidden, lens = probed
     what = "init_state((outputs of shape (5, 3, 8), state of shape (1, 3, 8)), enc_valid_lens [2, 5, 3])"
     close(enc_outputs, ENC_OUT.permute(1, 0, 2), what=f"{what}[0]: the encoder's outputs, batch first (3, 5, 8)",
           variants={"Permute the encoder's outputs to batch first: outputs.permute(1, 0, 2); attention multiplies "
@@ -168,20 +182,20 @@ def test_init_state(probed):
 # -- decoding -------------------------------------------------------------------------------------
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
 def test_matches_reference(probed):
-    close(probed["output"], reference(ARGS, ENC_OUT, ENC_STATE, X, LENS)[0],
+    expected = reference(ARGS, ENC_OUT, ENC_STATE, X, LENS)[0]
+    close(probed["output"], expected,
           what="Seq2SeqAttentionDecoder(11, 6, 8, 1): 3 sources of 5 steps, enc_valid_lens [2, 5, 3], "
                "4 target steps (outputs (3, 4, 11), same seed as the reference)",
-          variants=decoder_variants(ARGS, ENC_OUT, ENC_STATE, X, LENS),
-          hint="Follow the steps of the docstring: query, attention, concatenation, one GRU step, dense at the end.")
+          variants=decoder_variants(ARGS, ENC_OUT, ENC_STATE, X, LENS), hint=first_step(probed["output"], expected))
 
 
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_two_layers(probed):
-    close(probed["output"], reference(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)[0],
+    expected = reference(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)[0]
+    close(probed["output"], expected,
           what="Seq2SeqAttentionDecoder(7, 5, 6, 2) (two GRU layers): 2 sources of 6 steps, enc_valid_lens [6, 1], "
                "5 target steps",
-          variants=decoder_variants(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2),
-          hint="With several layers, the query is hidden_state[-1] (b, h) with a query axis: (b, 1, h).")
+          variants=decoder_variants(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2), hint=first_step(probed["output"], expected))
 
 
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
@@ -235,21 +249,22 @@ def test_attention_masks_padding(probed):
 
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, None)
 def test_no_valid_lens(probed):
-    close(probed["output"], reference(ARGS, ENC_OUT, ENC_STATE, X, None)[0],
+    expected = reference(ARGS, ENC_OUT, ENC_STATE, X, None)[0]
+    close(probed["output"], expected,
           what="Seq2SeqAttentionDecoder(11, 6, 8, 1) with enc_valid_lens None (every source step counts)",
-          variants=decoder_variants(ARGS, ENC_OUT, ENC_STATE, X, None),
-          hint="With enc_valid_lens None, pass None on to self.attention.")
+          variants=decoder_variants(ARGS, ENC_OUT, ENC_STATE, X, None), hint=first_step(probed["output"], expected))
 
 
 @probe("decode_twice", ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
 def test_eval_is_deterministic(probed):
-    expected = reference(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)[0]
     what = "Seq2SeqAttentionDecoder(9, 4, 6, 3, dropout=0.5) in eval mode"
-    close(probed["first"], expected, what=f"{what}, first call",
-          hint="Dropout belongs to the attention (AdditiveAttention(..., dropout)) and between the GRU layers "
-               "(nn.GRU(..., dropout=dropout)), both off in eval mode; add no dropout of your own.")
     close(probed["second"], probed["first"], what=f"{what}: a second call from the same state gives the same outputs",
-          hint="In eval mode nothing random may happen: use only modules whose dropout eval() switches off.")
+          hint="Something random happens in eval mode: dropout belongs to the attention (AdditiveAttention(..., "
+               "dropout)) and between the GRU layers (nn.GRU(..., dropout=dropout)), which eval() switches off; add "
+               "no dropout of your own.")
+    expected = reference(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)[0]
+    close(probed["first"], expected, what=f"{what}: outputs (3 GRU layers)",
+          variants=decoder_variants(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2), hint=first_step(probed["first"], expected))
 
 
 @probe("gradients", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, upstream=UPSTREAM)
@@ -280,8 +295,11 @@ def bleu_by_hand(pred, label, k, *, clip=True, penalty=True, weight=lambda n: 0.
     return score
 
 
-def check_bleu(probed, pred, label, k, expected):
-    """``bleu(pred, label, k)`` is a number equal to ``expected`` (worked out by hand)."""
+def check_bleu(probed, pred, label, k, expected, worked=""):
+    """``bleu(pred, label, k)`` is a number equal to ``expected`` (worked out by hand, as ``worked`` shows).
+
+    A known mistake is named only when no other known mistake gives the same number.
+    """
     what = f"bleu({pred!r}, {label!r}, k={k})"
     require(type(probed) in (int, float), "bleu should return a number (a Python float)", what=what,
             expected=f"{expected:.4f}", actual=repr(probed)[:80])
@@ -291,38 +309,44 @@ def check_bleu(probed, pred, label, k, expected):
         "(count it down when it matches).": dict(clip=False),
         "Raise p_n to the power 0.5 ** n (longer n-grams weigh more), not 1.": dict(weight=lambda n: 1),
         "p_n divides by the number of n-grams of the PREDICTION, len_pred - n + 1.": dict(per_label=True),
-        "Count the n-grams for n = 1 .. k, k included (range(1, k + 1)).": dict(),
+        "Count the n-grams for n = 1 .. k, k included (range(1, k + 1)).": dict(k=k - 1),
     }
-    variants = {hint: torch.tensor(bleu_by_hand(pred, label, k - 1 if not mistake else k, **mistake),
-                                   dtype=torch.float64)
-                for hint, mistake in mistakes.items()}
+    values = {hint: round(bleu_by_hand(pred, label, **{"k": k, **mistake}), 9) for hint, mistake in mistakes.items()}
+    unique = {hint: torch.tensor(value, dtype=torch.float64) for hint, value in values.items()
+              if list(values.values()).count(value) == 1}
     close(torch.tensor(float(probed), dtype=torch.float64), torch.tensor(expected, dtype=torch.float64), what=what,
-          atol=1e-6, variants=variants)
+          atol=1e-6, variants=unique, hint=worked)
 
 
 @calls("bleu", "the cat sat on the mat", "the cat sat on the mat", 4)
 def test_bleu_exact_match(probed):
-    check_bleu(probed, "the cat sat on the mat", "the cat sat on the mat", 4, 1.0)
+    check_bleu(probed, "the cat sat on the mat", "the cat sat on the mat", 4, 1.0,
+               "Every n-gram of the prediction occurs in the label, so p_1 = ... = p_4 = 1, and the lengths are "
+               "equal, so the penalty is exp(0) = 1: BLEU = 1.")
 
 
 @calls("bleu", "il est calme", "je suis chez moi .", 2)
 def test_bleu_no_overlap(probed):
-    check_bleu(probed, "il est calme", "je suis chez moi .", 2, 0.0)
+    check_bleu(probed, "il est calme", "je suis chez moi .", 2, 0.0,
+               "No token of the prediction occurs in the label: p_1 = 0/3, so BLEU = 0 whatever the other factors.")
 
 
 @calls("bleu", "a b", "a b c d", 2)
 def test_bleu_brevity_penalty(probed):
-    # Both precisions are 1; the prediction is half as long as the label: exp(1 - 4 / 2) = exp(-1).
-    check_bleu(probed, "a b", "a b c d", 2, math.exp(-1))
+    check_bleu(probed, "a b", "a b c d", 2, math.exp(-1),
+               "p_1 = 2/2 and p_2 = 1/1, but the prediction has 2 tokens and the label 4: the penalty is "
+               "exp(min(0, 1 - 4/2)) = exp(-1) = 0.3679.")
 
 
 @calls("bleu", "a b c d", "a b d c", 2)
 def test_bleu_k(probed):
-    # p_1 = 4/4; bigrams ab, bc, cd against ab, bd, dc: p_2 = 1/3, weight 1/4. With k = 1 it would be 1.
-    check_bleu(probed, "a b c d", "a b d c", 2, (1 / 3) ** 0.25)
+    check_bleu(probed, "a b c d", "a b d c", 2, (1 / 3) ** 0.25,
+               "p_1 = 4/4; the bigrams ab, bc, cd of the prediction against ab, bd, dc of the label: p_2 = 1/3. "
+               "BLEU = 1 ** 0.5 * (1/3) ** 0.25 = 0.7598 (with k = 1 it would be 1).")
 
 
 @calls("bleu", "a a a a", "a b", 1)
 def test_bleu_clipped_counts(probed):
-    # "a" occurs once in the label, so only one of the four predicted "a" counts: p_1 = 1/4; no penalty.
-    check_bleu(probed, "a a a a", "a b", 1, 0.5)
+    check_bleu(probed, "a a a a", "a b", 1, 0.5,
+               "\"a\" occurs once in the label, so only one of the four predicted \"a\" counts: p_1 = 1/4; the "
+               "prediction is longer than the label, so no penalty: BLEU = (1/4) ** 0.5 = 0.5.")

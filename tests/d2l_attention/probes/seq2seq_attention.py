@@ -96,3 +96,9 @@ def gradients(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, up
     grads = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
     grads.update({"encoder outputs": enc_outputs.grad, "encoder state": enc_state.grad})
     return grads
+
+
+def init(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens):
+    """``init_state`` alone (``X`` is unused: the tests pass every probe the same inputs)."""
+    module = build(student, "Seq2SeqAttentionDecoder", args, seed)
+    return as_list(module.init_state((enc_outputs, enc_state), enc_valid_lens), "init_state's result")
