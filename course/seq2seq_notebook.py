@@ -179,7 +179,8 @@ encoder = attempt(lambda: s2s.Seq2SeqEncoder(len(VOCAB), embed_size=16, num_hidd
 decoder = attempt(lambda: s2s.Seq2SeqAttentionDecoder(len(VOCAB), embed_size=16, num_hiddens=32, num_layers=1))
 trained = encoder is not None and decoder is not None and attempt(lambda: train(encoder, decoder)) is not None
 if not trained:
-    print("The model is not trained: the cells below need your Seq2SeqAttentionDecoder.")
+    print("The model is not trained: the cells below need your Seq2SeqAttentionDecoder",
+          "(and the AdditiveAttention from scoring.py that it uses).")
 '''),
     ("md", '''
 ## Greedy decoding, and BLEU

@@ -15,19 +15,23 @@ from hints import check_gradients, masked_weight_hints, same_seed
 from scoring import AdditiveAttention
 
 SEED = 11
+# Encoder outputs and states are made here, not by an encoder. They are large (3 * normal) so
+# that the tanh of additive attention works outside its linear range: there, the weights
+# depend on the query (with small inputs, tanh is nearly linear and the query's share of
+# every score is the same, so the weights hardly depend on which hidden state is the query).
 # Not the book's sizes. One layer: 3 sources of 5 steps, 4 target steps, vocabulary 11.
 ARGS = [11, 6, 8, 1, 0.0]  # vocab_size, embed_size, num_hiddens, num_layers, dropout
-ENC_OUT, ENC_STATE = torch.tanh(random_inputs(81, 5, 3, 8)), torch.tanh(random_inputs(82, 1, 3, 8))
+ENC_OUT, ENC_STATE = 3 * random_inputs(81, 5, 3, 8), 3 * random_inputs(82, 1, 3, 8)
 X = random_tokens(83, 11, 3, 4)
 LENS = torch.tensor([2, 5, 3])
 # Two layers (the query must come from the last one), 2 sources of 6 steps, 5 target steps.
 ARGS_2 = [7, 5, 6, 2, 0.0]
-ENC_OUT_2, ENC_STATE_2 = torch.tanh(random_inputs(84, 6, 2, 6)), torch.tanh(random_inputs(85, 2, 2, 6))
+ENC_OUT_2, ENC_STATE_2 = 3 * random_inputs(84, 6, 2, 6), 3 * random_inputs(85, 2, 2, 6)
 X_2 = random_tokens(86, 7, 2, 5)
 LENS_2 = torch.tensor([6, 1])
 # Three layers with dropout 0.5: in eval mode nothing is dropped.
 ARGS_3 = [9, 4, 6, 3, 0.5]
-ENC_STATE_3 = torch.tanh(random_inputs(87, 3, 2, 6))
+ENC_STATE_3 = 3 * random_inputs(87, 3, 2, 6)
 UPSTREAM = random_inputs(88, 2, 5, 7)
 
 
