@@ -184,22 +184,24 @@ def test_init_state(probed):
 
 
 # -- decoding -------------------------------------------------------------------------------------
+def check_outputs(actual, inputs: tuple, what: str) -> None:
+    """The outputs equal the reference's on ``inputs``; else name a known mistake, or the first step that differs."""
+    expected = reference(*inputs)[0]
+    close(actual, expected, what=what, variants=decoder_variants(*inputs), hint=first_step(actual, expected))
+
+
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
 def test_matches_reference(probed):
-    expected = reference(ARGS, ENC_OUT, ENC_STATE, X, LENS)[0]
-    close(probed["output"], expected,
-          what="Seq2SeqAttentionDecoder(11, 6, 8, 1): 3 sources of 5 steps, enc_valid_lens [2, 5, 3], "
-               "4 target steps (outputs (3, 4, 11), same seed as the reference)",
-          variants=decoder_variants(ARGS, ENC_OUT, ENC_STATE, X, LENS), hint=first_step(probed["output"], expected))
+    check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, LENS),
+                  "Seq2SeqAttentionDecoder(11, 6, 8, 1): 3 sources of 5 steps, enc_valid_lens [2, 5, 3], "
+                  "4 target steps (outputs (3, 4, 11), same seed as the reference)")
 
 
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_two_layers(probed):
-    expected = reference(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)[0]
-    close(probed["output"], expected,
-          what="Seq2SeqAttentionDecoder(7, 5, 6, 2) (two GRU layers): 2 sources of 6 steps, enc_valid_lens [6, 1], "
-               "5 target steps",
-          variants=decoder_variants(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2), hint=first_step(probed["output"], expected))
+    check_outputs(probed["output"], (ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2),
+                  "Seq2SeqAttentionDecoder(7, 5, 6, 2) (two GRU layers): 2 sources of 6 steps, enc_valid_lens [6, 1], "
+                  "5 target steps")
 
 
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
@@ -253,10 +255,8 @@ def test_attention_masks_padding(probed):
 
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, None)
 def test_no_valid_lens(probed):
-    expected = reference(ARGS, ENC_OUT, ENC_STATE, X, None)[0]
-    close(probed["output"], expected,
-          what="Seq2SeqAttentionDecoder(11, 6, 8, 1) with enc_valid_lens None (every source step counts)",
-          variants=decoder_variants(ARGS, ENC_OUT, ENC_STATE, X, None), hint=first_step(probed["output"], expected))
+    check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, None),
+                  "Seq2SeqAttentionDecoder(11, 6, 8, 1) with enc_valid_lens None (every source step counts)")
 
 
 @probe("decode_twice", ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
@@ -266,9 +266,7 @@ def test_eval_is_deterministic(probed):
           hint="Something random happens in eval mode: dropout belongs to the attention (AdditiveAttention(..., "
                "dropout)) and between the GRU layers (nn.GRU(..., dropout=dropout)), which eval() switches off; add "
                "no dropout of your own.")
-    expected = reference(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)[0]
-    close(probed["first"], expected, what=f"{what}: outputs (3 GRU layers)",
-          variants=decoder_variants(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2), hint=first_step(probed["first"], expected))
+    check_outputs(probed["first"], (ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2), f"{what}: outputs (3 GRU layers)")
 
 
 @probe("gradients", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, upstream=UPSTREAM)
