@@ -235,8 +235,9 @@ column `j` is source token `j`; the colour is the attention weight, and each row
 
 **What you should see:** a bright **anti-diagonal**. The first output letter is the last
 source letter, so row 0 is bright in the column of the last letter; each following row looks
-one column further left. The last row, where the decoder writes `<eos>`, has little left to
-read and looks around the start of the source. The padding after `<eos>` is not drawn: with
+one column further left (the printed mean positions fall from about 7 towards 0). The last
+row, where the decoder writes `<eos>`, has little left to read and looks around the start of
+the source. The padding after `<eos>` is not drawn: with
 `enc_valid_lens` its weights are exactly 0. If your rows are flat (every weight about the
 same) or the stripe runs the other way, check the query (the last layer's hidden state of
 the *current* step) and the masking.
@@ -256,8 +257,15 @@ def draw_alignment(letters, prediction, weights):
     plt.show()
 
 
+def where_it_looks(weights):
+    """For each output step, the weighted mean source position it attends to."""
+    positions = torch.arange(weights.shape[1], dtype=weights.dtype)
+    return [round(float(x), 1) for x in (weights * positions).sum(dim=1)]
+
+
 if "cafebabe" in predictions:
     draw_alignment("cafebabe", *predictions["cafebabe"])
+    print("where each output step looks (weighted mean source position):", where_it_looks(predictions["cafebabe"][1]))
 else:
     print("No heatmap: the model was not trained or could not decode (see the messages above).")
 '''),
