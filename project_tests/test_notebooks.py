@@ -8,6 +8,7 @@ decoder's attention must show the alignment of a reversal (an anti-diagonal).
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 
 import nbformat
@@ -56,5 +57,5 @@ def test_seq2seq_notebook_on_solutions_learns_the_reversal_and_its_alignment(tmp
     assert len([o for o in outputs if "image/png" in o.get("data", {})]) == 1  # the heatmap (the exploration is empty)
     looks = ast.literal_eval(text.split(WHERE)[1].splitlines()[0].strip())
     letters = looks[:-1]  # the last row writes <eos>
-    assert len(letters) == 8 and all(a > b for a, b in zip(letters, letters[1:])), looks  # the anti-diagonal
+    assert len(letters) == 8 and all(a > b for a, b in itertools.pairwise(letters)), looks  # the anti-diagonal
     assert letters[0] > 6 and letters[-1] < 1.5, looks

@@ -306,12 +306,12 @@ def check_bleu(probed, pred, label, k, expected, worked=""):
     require(type(probed) in (int, float), "bleu should return a number (a Python float)", what=what,
             expected=f"{expected:.4f}", actual=repr(probed)[:80])
     mistakes = {
-        "Multiply by the brevity penalty exp(min(0, 1 - len_label / len_pred)).": dict(penalty=False),
+        "Multiply by the brevity penalty exp(min(0, 1 - len_label / len_pred)).": {"penalty": False},
         "Clip the matches: each n-gram of the label can match at most as many times as it occurs in the label "
-        "(count it down when it matches).": dict(clip=False),
-        "Raise p_n to the power 0.5 ** n (longer n-grams weigh more), not 1.": dict(weight=lambda n: 1),
-        "p_n divides by the number of n-grams of the PREDICTION, len_pred - n + 1.": dict(per_label=True),
-        "Count the n-grams for n = 1 .. k, k included (range(1, k + 1)).": dict(k=k - 1),
+        "(count it down when it matches).": {"clip": False},
+        "Raise p_n to the power 0.5 ** n (longer n-grams weigh more), not 1.": {"weight": lambda n: 1},
+        "p_n divides by the number of n-grams of the PREDICTION, len_pred - n + 1.": {"per_label": True},
+        "Count the n-grams for n = 1 .. k, k included (range(1, k + 1)).": {"k": k - 1},
     }
     values = {hint: round(bleu_by_hand(pred, label, **{"k": k, **mistake}), 9) for hint, mistake in mistakes.items()}
     unique = {hint: torch.tensor(value, dtype=torch.float64) for hint, value in values.items()
