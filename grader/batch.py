@@ -267,5 +267,5 @@ def run(
     console.print(escape(clean(
         f"{len(pending)} submissions graded in {elapsed:.1f} s ({per:.2f} s each, {jobs} at a time), {reused} unchanged "
         f"since an earlier run; {flagged} flagged, {failed} with grader errors; grades in {csv_path}, reports in {reports_dir}"
-    )))
+    )), soft_wrap=True)
     return 0

@@ -22,7 +22,7 @@ import pytest
 
 from project_tests.adversarial.classmates import BY_NAME, CLASS, HOSTILE_TEXT
 from project_tests.adversarial.harness import (
-    PYTHON, ROOT, fill, leftovers, load_json, new_stage, require_isolation, stub, walk,
+    PYTHON, ROOT, fill, leftovers, load_json, new_stage, require_isolation, skip_without_isolation, stub, walk,
 )
 from project_tests.helpers import exercise
 
@@ -55,11 +55,13 @@ def in_session(stage, secret: str, *args: str, env: dict | None = None, timeout:
     return proc, time.monotonic() - start
 
 
-def nobody_keys() -> int:
-    """How many keys the sandbox user owns (``/proc/key-users``), in any keyring."""
+def worker_keys() -> int:
+    """How many keys the user that runs student code owns (``/proc/key-users``): ``nobody``
+    as root, else this user."""
+    worker = 65534 if os.geteuid() == 0 else os.getuid()
     for line in Path("/proc/key-users").read_text().splitlines():
         uid, rest = line.split(":", 1)
-        if int(uid) == 65534:
+        if int(uid) == worker:
             return int(rest.split()[1].split("/")[0])
     return 0
 
@@ -96,7 +98,7 @@ def write_classmate(folder: Path, mate, stage) -> Path:
 def graded():
     require_isolation()
     if not Path("/proc/key-users").exists():
-        pytest.skip("this kernel has no keyrings")
+        skip_without_isolation("this kernel has no keyrings to test")
     stage = new_stage()
     try:
         klass, out, solo_dir, template = (stage.base / name for name in ("class", "out", "solo", "template"))
@@ -106,7 +108,7 @@ def graded():
         (template / ".github" / "workflows" / "classroom.yml").write_text("on: push\n")
         for mate in CLASS:
             write_classmate(klass / mate.name, mate, stage)
-        keys_before = nobody_keys()
+        keys_before = worker_keys()
         secret = f"session-secret-{stage.token}"
         csv, reports = out / "grades.csv", out / "reports"
         run, seconds = in_session(stage, secret, "batch", str(klass), "--assignment", ASSIGNMENT, "--csv", str(csv),
@@ -118,14 +120,14 @@ def graded():
         actions, _ = in_session(stage, secret, "grade", str(klass / "nasty_text"), "--assignment", ASSIGNMENT,
                                 "--json", str(solo_dir / "actions.json"), *LIMITS, env={"GITHUB_ACTIONS": "true"})
         end = time.monotonic() + 30  # the kernel collects a dead worker's session keyring soon after
-        while nobody_keys() != keys_before and time.monotonic() < end:
+        while worker_keys() != keys_before and time.monotonic() < end:
             time.sleep(0.1)
         yield {
             "stage": stage, "run": run, "seconds": seconds, "secret": secret, "csv": csv.read_bytes() if csv.exists() else b"",
             "report_files": {p.parent.name: p.read_bytes() for p in reports.glob("*/REPORT.json")},
             "reports": {p.parent.name: load_json(p) for p in reports.glob("*/REPORT.json")},
             "solo": solo, "solo_reports": {name: load_json(solo_dir / f"{name}.json") for name in solo},
-            "actions": actions, "keys": (keys_before, nobody_keys()), "alive": leftovers(stage),
+            "actions": actions, "keys": (keys_before, worker_keys()), "alive": leftovers(stage),
         }
     finally:
         stage.close()
