@@ -124,23 +124,31 @@ MAX_TREE_ENTRIES = 5000
 
 def tree_digest(folder: Path) -> str:
     """sha256 over every entry under ``folder`` (``.git`` skipped, links not followed): names,
-    kinds, contents of regular files, targets of links; ``__pycache__`` left out."""
+    kinds, contents of regular files, targets of links; ``__pycache__`` left out. Iterative:
+    a submission may nest folders deeper than Python recurses."""
     digest = hashlib.sha256()
+    pending = [folder]
     count = 0
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__"))
-        for name in sorted(dirnames + filenames):
-            path = Path(dirpath) / name
+    while pending:
+        current = pending.pop()
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in (".git", "__pycache__"):
+                continue
             count += 1
             if count > MAX_TREE_ENTRIES:
                 return digest.hexdigest() + "+"
-            if os.path.islink(path):
-                kind = "link:" + os.readlink(path)
-            elif name in dirnames:
+            if entry.is_symlink():
+                kind = "link:" + os.readlink(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
                 kind = "dir"
+                pending.append(Path(entry.path))
             else:
-                kind = file_sha256(path) or "other"
-            digest.update(os.fsencode(str(path.relative_to(folder))) + b"\0" + kind.encode() + b"\0")
+                kind = file_sha256(Path(entry.path)) or "other"
+            digest.update(os.fsencode(os.path.relpath(entry.path, folder)) + b"\0" + kind.encode() + b"\0")
     return digest.hexdigest()
 
 
