@@ -23,7 +23,7 @@ from pathlib import Path
 
 from grader.model import Report
 from grader.settings import Settings
-from grader.submission import shown
+from grader.submission import folders_under, shown
 
 
 # -- the template: which files of a submission are the instructor's, unchanged ---------------
@@ -127,17 +127,9 @@ def tree_digest(folder: Path) -> str:
     kinds, contents of regular files, targets of links; ``__pycache__`` left out. Iterative:
     a submission may nest folders deeper than Python recurses."""
     digest = hashlib.sha256()
-    pending = [folder]
     count = 0
-    while pending:
-        current = pending.pop()
-        try:
-            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
-        except OSError:
-            continue
+    for _, entries in folders_under(folder, skip=(".git", "__pycache__")):
         for entry in entries:
-            if entry.name in (".git", "__pycache__"):
-                continue
             count += 1
             if count > MAX_TREE_ENTRIES:
                 return digest.hexdigest() + "+"
@@ -145,7 +137,6 @@ def tree_digest(folder: Path) -> str:
                 kind = "link:" + os.readlink(entry.path)
             elif entry.is_dir(follow_symlinks=False):
                 kind = "dir"
-                pending.append(Path(entry.path))
             else:
                 kind = file_sha256(Path(entry.path)) or "other"
             digest.update(os.fsencode(os.path.relpath(entry.path, folder)) + b"\0" + kind.encode() + b"\0")

@@ -11,6 +11,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 MAX_MODULE_BYTES = 256 * 1024
 MAX_SCANNED = 5000
@@ -107,19 +108,27 @@ def _copy_module(source: Path, target: Path) -> str:
     return ""
 
 
+def folders_under(root: Path, skip: tuple[str, ...] = (".git",)) -> Iterator[tuple[str, list[os.DirEntry]]]:
+    """``(folder, its entries by name)`` for ``root`` and every folder under it, depth first,
+    without following links or recursing (a submission may nest folders very deep);
+    entries named in ``skip`` are left out, and not entered."""
+    pending = [str(root)]
+    while pending:
+        dirpath = pending.pop()
+        try:
+            entries = sorted((e for e in os.scandir(dirpath) if e.name not in skip), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        pending += reversed([e.path for e in entries if e.is_dir(follow_symlinks=False)])
+        yield dirpath, entries
+
+
 def scan_flags(root: Path, folder: Path, modules: set[str], known: frozenset[str]) -> list[str]:
     """Name files that try to configure pytest or Python, or that the grader ignores."""
     flags = []
     scanned = 0
-    pending = [root]  # a stack, not recursion: a submission may nest folders very deep
-    while pending:
-        dirpath = pending.pop()
-        try:
-            entries = sorted(os.scandir(dirpath), key=lambda entry: entry.name)
-        except OSError:
-            continue
+    for dirpath, entries in folders_under(root):
         here = Path(dirpath).relative_to(root)
-        pending += reversed([e.path for e in entries if e.is_dir(follow_symlinks=False) and e.name != ".git"])
         for entry in entries:
             scanned += 1
             if scanned > MAX_SCANNED:
