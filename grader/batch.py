@@ -1,106 +1,29 @@
-"""Grade many submissions in one run: torch and pytest are imported once, then each
-submission is graded in a forked copy of this (trusted) process, ``jobs`` at a time,
-all sharing one sandbox zygote.
+"""Grade a whole class: ``python -m grader batch ROOT --assignment ch03 --csv grades.csv``.
 
-``python -m grader batch ROOT --assignment ch03 --csv grades.csv`` (:func:`run`) grades every
-folder directly under ROOT (cloned student repositories; the folder name is the student
-id), writes each student's REPORT.json, a CSV with ``nbgrader export``'s columns plus one
-column per exercise and the flags, and optionally the scores into an nbgrader gradebook.
+:func:`run` grades every folder directly under ROOT (cloned student repositories; the folder
+name is the student id) in a pool of grading processes (:mod:`grader.pool`), and writes each
+student's REPORT.json as soon as it is known, a CSV with ``nbgrader export``'s columns plus
+one column per exercise and the flags (rewritten after every student), and optionally the
+scores into an nbgrader gradebook. Every file is replaced atomically, so a batch that is
+interrupted loses nothing already graded; run again, it reuses every report whose submission,
+grading suite, grader and limits are unchanged (:func:`fingerprint`) and grades the rest.
 With ``--template`` (a released template folder) it also flags workflow and test files a
 student changed or removed: see :func:`template_hashes` and :func:`template_flags`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
-import select
 import stat
 import time
 from pathlib import Path
-from typing import Callable, Iterator
 
 from grader.model import Report
-from grader.sandbox.client import Sandbox
 from grader.settings import Settings
-from grader.submission import shown
-
-
-def grade_many(
-    roots: list[Path],
-    assignment: str,
-    settings: Settings,
-    *,
-    jobs: int = 2,
-    known: frozenset[str] | Callable[[Path], frozenset[str]] = frozenset(),
-    extra_flags: Callable[[Path], list[str]] | None = None,
-) -> Iterator[tuple[Path, Report]]:
-    """Yield ``(root, report)`` for every submission folder, in the order they finish.
-
-    ``known`` (relative paths that are part of the template, not flagged) may be a function
-    of the submission folder; ``extra_flags(root)`` adds flags. Both run in the submission's
-    grading process. A submission whose grading process dies still gets a report (score 0,
-    a grader error).
-    """
-    with Sandbox() as sandbox:
-        from grader import environment
-        from grader.grade import build_report, grade, load_rubric
-        from grader.submission import Taken
-
-        rubric = load_rubric(assignment, settings)  # fails early for an unknown assignment
-        environment.verify(sandbox)  # once per batch: a broken environment grades nobody
-        _warm_imports()
-        pending = list(roots)
-        running: dict[int, tuple[Path, int, bytearray]] = {}
-        while pending or running:
-            while pending and len(running) < jobs:
-                root = pending.pop(0)
-                read_end, write_end = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # a trusted grading process for one submission
-                    os.close(read_end)
-                    code = 0
-                    try:
-                        report = grade(root, assignment, settings, sandbox, known=known(root) if callable(known) else known)
-                        if extra_flags is not None:
-                            report.flags += extra_flags(root)
-                        data = json.dumps(report.to_dict()).encode()
-                        with os.fdopen(write_end, "wb") as out:
-                            out.write(data)
-                    except BaseException:  # noqa: BLE001 - the parent reports the failure
-                        code = 1
-                    finally:
-                        os._exit(code)
-                os.close(write_end)
-                running[read_end] = (root, pid, bytearray())
-            ready, _, _ = select.select(list(running), [], [])
-            for fd in ready:
-                root, pid, data = running[fd]
-                chunk = os.read(fd, 1 << 20)
-                if chunk:
-                    data += chunk
-                    continue
-                os.close(fd)
-                os.waitpid(pid, 0)
-                del running[fd]
-                try:
-                    report = Report.from_dict(json.loads(data))
-                except (ValueError, KeyError, TypeError):
-                    report = build_report(rubric, None, Taken(), {})
-                    report.grader_errors.append("the grading process for this submission failed")
-                yield root, report
-
-
-def _warm_imports() -> None:
-    """Import what every grading process needs once, before forking."""
-    import pytest  # noqa: F401
-    import pytest_jsonreport.plugin  # noqa: F401
-    import pytest_timeout  # noqa: F401
-    import torch  # noqa: F401
-
-    import grader.checks  # noqa: F401
-    import grader.plugin  # noqa: F401
+from grader.submission import folders_under, shown
 
 
 # -- the template: which files of a submission are the instructor's, unchanged ---------------
@@ -180,16 +103,69 @@ def template_flags(root: Path, hashes: dict[str, str]) -> list[str]:
         actual = file_sha256(root / path)
         if actual is None:
             there = os.path.lexists(root / path)
-            flags.append(f"{path} was {'replaced by something that is not a regular file' if there else 'removed'} (template file)")
+            flags.append(f"{shown(Path(path))} was {'replaced by something that is not a regular file' if there else 'removed'} "
+                         "(template file)")
         elif actual != digest:
-            flags.append(f"{path} was changed from the template")
+            flags.append(f"{shown(Path(path))} was changed from the template")
     workflows = root / ".github" / "workflows"
     if workflows.is_dir() and not workflows.is_symlink():
         for entry in sorted(os.listdir(workflows))[:100]:
             relative = str(Path(".github") / "workflows" / entry)
             if relative not in hashes:
-                flags.append(f"{relative} is a workflow that is not in the template")
+                flags.append(f"{shown(Path(relative))} is a workflow that is not in the template")
     return flags
+
+
+# -- resuming: which reports of an earlier run still stand -----------------------------------
+
+GRADED = ".graded"  # beside a student's REPORT.json: the fingerprint of what was graded
+MAX_TREE_ENTRIES = 5000
+
+
+def tree_digest(folder: Path) -> str:
+    """sha256 over every entry under ``folder`` (``.git`` skipped, links not followed): names,
+    kinds, contents of regular files, targets of links; ``__pycache__`` left out. Iterative:
+    a submission may nest folders deeper than Python recurses."""
+    digest = hashlib.sha256()
+    count = 0
+    for _, entries in folders_under(folder, skip=(".git", "__pycache__")):
+        for entry in entries:
+            count += 1
+            if count > MAX_TREE_ENTRIES:
+                return digest.hexdigest() + "+"
+            if entry.is_symlink():
+                kind = "link:" + os.readlink(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                kind = "dir"
+            else:
+                kind = file_sha256(Path(entry.path)) or "other"
+            digest.update(os.fsencode(os.path.relpath(entry.path, folder)) + b"\0" + kind.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def grading_identity(assignment: str, settings: Settings, template: dict[str, str]) -> str:
+    """What decides a grade besides the submission: the suite, the solutions, the grader's
+    code, the limits, the template."""
+    parts = [assignment, json.dumps(dataclasses.asdict(settings), default=str, sort_keys=True),
+             json.dumps(template, sort_keys=True)]
+    parts += [tree_digest(folder) for folder in (settings.suite_for(assignment), settings.solutions_for(assignment),
+                                                 settings.project_root / "grader")]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def fingerprint(folder: Path, grading: str) -> str:
+    """The fingerprint of grading ``folder`` now: its tree and the grading identity."""
+    return hashlib.sha256(f"{tree_digest(folder)}\0{grading}".encode()).hexdigest()
+
+
+def earlier_report(folder: Path, expected: str) -> Report | None:
+    """The report an earlier run wrote into ``folder`` for the same fingerprint, if any."""
+    try:
+        if (folder / GRADED).read_text().strip() != expected:
+            return None
+        return Report.from_dict(json.loads((folder / "REPORT.json").read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 # -- the batch command -------------------------------------------------------------------------
@@ -232,11 +208,14 @@ def run(
     import sys
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from grader.grade import AssignmentNotFound, load_rubric
+    from grader.hygiene import clean
+    from grader.pool import grade_many
     from grader.reports import gradebook as books
-    from grader.reports import write_json
+    from grader.reports import replace_atomically, write_json
 
     console = console or Console(stderr=True, highlight=False)
     if not root.is_dir():
@@ -261,37 +240,49 @@ def run(
         return 2
     reports_dir = reports_dir or csv_path.parent / f"{assignment}-reports"
     reports_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Report] = {}
+    exercises = [e.name for e in rubric.exercises]
+    students = books.read_students(gradebook) if gradebook else {}
+    grading = grading_identity(assignment, settings, hashes)
+    prints = {folder.name: fingerprint(folder, grading) for folder in folders}
+    results = {folder.name: report for folder in folders if (report := earlier_report(reports_dir / folder.name, prints[folder.name]))}
+    pending = [folder for folder in folders if folder.name not in results]
+
+    def record(name: str, report: Report) -> None:  # each student's grade on disk as soon as it is known
+        write_json(report, reports_dir / name / "REPORT.json")
+        if not report.grader_errors:  # a failed grading is tried again next time
+            replace_atomically(reports_dir / name / GRADED, prints[name] + "\n")
+        results[name] = report
+        books.write_csv(csv_path, assignment, exercises, sorted(results.items()), duedate=duedate, students=students)
+
     started = time.monotonic()
+    books.write_csv(csv_path, assignment, exercises, sorted(results.items()), duedate=duedate, students=students)
     # No refresh thread: grading processes are forked from this one.
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TextColumn("{task.fields[last]}"), console=console, auto_refresh=False, transient=False,
     ) as progress:
-        task = progress.add_task(f"grading {assignment}", total=len(folders), last="")
+        task = progress.add_task(f"grading {assignment}", total=len(folders), completed=len(results), last="")
         progress.refresh()
-        for folder, report in grade_many(
-            folders, assignment, settings, jobs=jobs,
+        graded = grade_many(
+            pending, assignment, settings, jobs=jobs,
             known=(lambda r: unchanged_files(r, hashes)) if hashes else frozenset(),
             extra_flags=(lambda r: template_flags(r, hashes)) if hashes else None,
-        ):
-            results[folder.name] = report
-            target = reports_dir / folder.name
-            target.mkdir(exist_ok=True)
-            write_json(report, target / "REPORT.json")
-            progress.update(task, advance=1, last=f"{folder.name}: {report.score:g}/{report.max_score:g}")
+        ) if pending else []
+        for folder, report in graded:
+            record(folder.name, report)
+            last = escape(clean(f"{folder.name}: {report.score:g}/{report.max_score:g}", 80))
+            progress.update(task, advance=1, last=last)
             progress.refresh()
     elapsed = time.monotonic() - started
     ordered = sorted(results.items())
-    students = books.read_students(gradebook) if gradebook else {}
-    books.write_csv(csv_path, assignment, [e.name for e in rubric.exercises], ordered, duedate=duedate, students=students)
     if gradebook:
         books.write_gradebook(gradebook, assignment, ordered, duedate=duedate or None)
     flagged = sum(bool(r.flags) for _, r in ordered)
     failed = sum(bool(r.grader_errors) for _, r in ordered)
-    per = elapsed / len(ordered) if ordered else 0.0
-    console.print(
-        f"{len(ordered)} submissions in {elapsed:.1f} s ({per:.2f} s each, {jobs} at a time); "
-        f"{flagged} flagged, {failed} with grader errors; grades in {csv_path}, reports in {reports_dir}"
-    )
+    per = elapsed / len(pending) if pending else 0.0
+    reused = len(folders) - len(pending)
+    console.print(escape(clean(
+        f"{len(pending)} submissions graded in {elapsed:.1f} s ({per:.2f} s each, {jobs} at a time), {reused} unchanged "
+        f"since an earlier run; {flagged} flagged, {failed} with grader errors; grades in {csv_path}, reports in {reports_dir}"
+    )), soft_wrap=True)
     return 0

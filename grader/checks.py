@@ -41,6 +41,8 @@ def fmt(value, rows: int = 3) -> str:
     if not isinstance(value, torch.Tensor):
         return repr(value)[:200]
     t = value.detach()
+    if t.numel() == 0:  # a legal answer (wrong, surely): it must fail a check, not the grader
+        return f"shape {tuple(t.shape)}: empty"
     if t.dim() == 0:
         return f"{t.item():.4f}"
     head = t.reshape(-1, t.shape[-1])[:rows] if t.dim() > 1 else t[None, :8]
@@ -151,6 +153,8 @@ def hint_for_shape(actual: torch.Tensor, expected: torch.Tensor) -> str:
 def attention_weight_hints(weights: torch.Tensor, causal: bool) -> str:
     """Name what is wrong with an attention-weight matrix by looking at it alone."""
     w = weights.detach().double()
+    if w.numel() == 0 or w.dim() == 0:
+        return ""
     n = w.shape[-1]
     if w.dim() >= 2 and w.shape[-2] == n and causal:
         future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)

@@ -42,7 +42,7 @@ def run(assignment: str, settings: Settings) -> int:
     """Grade both submissions and print their tables."""
     from rich.console import Console
 
-    from grader.batch import grade_many
+    from grader.pool import grade_many
     from grader.reports import terminal
 
     mistakes = sample_mistakes(assignment, settings)

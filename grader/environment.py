@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import sys
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -21,7 +22,10 @@ REQUIREMENTS = Path(__file__).with_name("requirements.txt")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # The distributions of grader/requirements.txt and the module each one provides.
 MODULES = {"torch": "torch", "numpy": "numpy", "pytest": "pytest", "pytest-json-report": "pytest_jsonreport",
-           "pytest-timeout": "pytest_timeout", "rich": "rich"}
+           "pytest-timeout": "pytest_timeout", "rich": "rich", "pyseccomp": "pyseccomp"}
+# Needed by the sandbox's workers only, so only looked for (the self-test proves they work);
+# pyseccomp only on Linux, where the sandbox runs (without libseccomp it degrades with a note).
+LOOKED_FOR = {"numpy": True, "pyseccomp": sys.platform.startswith("linux")}
 SELFTEST = "_grader_selftest"  # a module the grader writes itself, to try the sandbox's whole path
 
 
@@ -33,7 +37,7 @@ def pins(path: Path = REQUIREMENTS) -> dict[str, str]:
     """``{distribution name: version}`` of every ``name==version`` line of ``path``."""
     found = {}
     for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
+        line = line.split("#", 1)[0].split(";", 1)[0].strip()  # no comment, no environment marker
         if "==" in line:
             name, version = (part.strip() for part in line.split("==", 1))
             found[name.lower()] = version
@@ -49,8 +53,10 @@ def verify_packages() -> None:
     """Every package of the list imports, and torch is the pinned version (raise BrokenEnvironment)."""
     pinned = pins()
     for distribution, module in MODULES.items():
-        # numpy is used only by the sandbox's workers: there, the self-test proves it imports.
-        present = importlib.util.find_spec(module) is not None if module == "numpy" else _imports(module)
+        if distribution in LOOKED_FOR:
+            present = not LOOKED_FOR[distribution] or importlib.util.find_spec(module) is not None
+        else:
+            present = _imports(module)
         if not present:
             raise BrokenEnvironment(f"the package {distribution} is not installed; install what grading needs: {install_command()}")
     import torch

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from grader import rubric as rubrics
 from grader import submission
+from grader.hygiene import clean_report
 from grader.model import ExerciseResult, Feedback, Report, TestResult
 from grader.sandbox.client import Sandbox
 from grader.settings import Settings
@@ -126,7 +127,7 @@ def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submis
         report.exercises.append(result)
     report.score = sum(e.score for e in report.exercises)
     report.max_score = sum(e.max_score for e in report.exercises)
-    return report
+    return clean_report(report)  # student text capped here, before any writer or the batch sees it
 
 
 def test_result(name: str, points: float, test: dict, report: Report) -> TestResult:

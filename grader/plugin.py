@@ -120,6 +120,10 @@ class GradingPlugin:
             grading = {"status": "failed", "message": str(exc).splitlines()[0] if str(exc) else "check failed", "feedback": None}
         elif call.excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
             grading = {"status": "failed", "message": "skipped: a skipped check earns no points", "feedback": None}
+        elif (shape := empty_tensor(self.result.outcomes.get(item.nodeid))) is not None:
+            # A degenerate but legal answer the check could not even look at: a failed check, not the grader's fault.
+            grading = {"status": "failed", "feedback": None,
+                       "message": f"your result holds an empty tensor (shape {shape}), which this check cannot use"}
         else:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             grading = {
@@ -155,6 +159,22 @@ def plain(value):
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
+
+
+def empty_tensor(outcome: ProbeOutcome | None) -> tuple | None:
+    """The shape of the first tensor without elements in a probe's value, if there is one."""
+    import torch
+
+    pending = [outcome.value] if outcome is not None and outcome.outcome == "ok" else []
+    while pending:
+        value = pending.pop()
+        if isinstance(value, torch.Tensor) and value.numel() == 0:
+            return tuple(value.shape)
+        if isinstance(value, (list, tuple)):
+            pending += value
+        elif isinstance(value, dict):
+            pending += value.values()
+    return None
 
 
 def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:

@@ -39,7 +39,7 @@ from grader.stubs import write_stubs
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN " + "SOLUTION", "### END " + "SOLUTION"
 MARKERS = ("BEGIN " + "SOLUTION", "END " + "SOLUTION", "BEGIN " + "HIDDEN TESTS", "END " + "HIDDEN TESTS")
 # Grader modules that only the instructor's repository needs (stub making holds the markers).
-INSTRUCTOR_ONLY = frozenset({"release.py", "stubs.py", "demo.py", "batch.py"})
+INSTRUCTOR_ONLY = frozenset({"release.py", "stubs.py", "demo.py", "batch.py", "pool.py"})
 # Top-level folders of the instructor repository that never go into a template.
 INSTRUCTOR_FOLDERS = frozenset({"solutions", "tests", "samples", "course", "project_tests"})
 MANIFEST = ".grader/template.json"

@@ -11,6 +11,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 MAX_MODULE_BYTES = 256 * 1024
 MAX_SCANNED = 5000
@@ -18,8 +19,9 @@ MAX_FLAGS = 50
 MAX_NAME = 200
 # Characters a file name may carry that must not reach a report or a log as they are: line
 # breaks (a name starting a line with "::" would be a GitHub workflow command), escape
-# sequences, bidirectional overrides.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# sequences, bidirectional overrides, and bytes that are not UTF-8 (Python shows them as
+# lone surrogates, which no UTF-8 writer accepts).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 # Files that configure pytest or Python, wherever they are in a submission.
 CONFIGURING = {
@@ -106,19 +108,27 @@ def _copy_module(source: Path, target: Path) -> str:
     return ""
 
 
+def folders_under(root: Path, skip: tuple[str, ...] = (".git",)) -> Iterator[tuple[str, list[os.DirEntry]]]:
+    """``(folder, its entries by name)`` for ``root`` and every folder under it, depth first,
+    without following links or recursing (a submission may nest folders very deep);
+    entries named in ``skip`` are left out, and not entered."""
+    pending = [str(root)]
+    while pending:
+        dirpath = pending.pop()
+        try:
+            entries = sorted((e for e in os.scandir(dirpath) if e.name not in skip), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        pending += reversed([e.path for e in entries if e.is_dir(follow_symlinks=False)])
+        yield dirpath, entries
+
+
 def scan_flags(root: Path, folder: Path, modules: set[str], known: frozenset[str]) -> list[str]:
     """Name files that try to configure pytest or Python, or that the grader ignores."""
     flags = []
     scanned = 0
-    pending = [root]  # a stack, not recursion: a submission may nest folders very deep
-    while pending:
-        dirpath = pending.pop()
-        try:
-            entries = sorted(os.scandir(dirpath), key=lambda entry: entry.name)
-        except OSError:
-            continue
+    for dirpath, entries in folders_under(root):
         here = Path(dirpath).relative_to(root)
-        pending += reversed([e.path for e in entries if e.is_dir(follow_symlinks=False) and e.name != ".git"])
         for entry in entries:
             scanned += 1
             if scanned > MAX_SCANNED:
@@ -136,13 +146,15 @@ def scan_flags(root: Path, folder: Path, modules: set[str], known: frozenset[str
             elif link and not (here == folder and name in modules):
                 flags.append(f"{shown(relative)} is a symbolic link")
             elif _UNSAFE.search(name):
-                flags.append(f"{shown(relative)} has control characters or line breaks in its name")
+                flags.append(f"{shown(relative)} has control characters, line breaks or bytes that are not UTF-8 in its name")
     return _capped(flags)
 
 
 def shown(path: Path) -> str:
-    """A submission's file name as it may appear in a report: unsafe characters escaped."""
-    text = _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode(), str(path))
+    """A submission's file name as it may appear in a report: unsafe characters escaped
+    (bytes that are not UTF-8 as ``\\xNN``)."""
+    text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+    text = _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
     return text if len(text) <= MAX_NAME else text[: MAX_NAME // 2] + "…" + text[-(MAX_NAME // 2 - 1):]
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -189,6 +190,98 @@ def test_csv_cells_cannot_run_as_formulas():
 
     rows = csv_rows(ASSIGNMENT, [], [("=cmd", Report(ASSIGNMENT, 0, 1, flags=["=HYPERLINK(1) x"]))])
     assert rows[0]["student_id"] == "'=cmd" and rows[0]["flags"].startswith("'=")
+
+
+def _family(root_pid: int) -> set[int]:
+    """``root_pid`` and every process descended from it, now."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as handle:
+                parents[int(name)] = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    family, frontier = {root_pid}, [root_pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in family]
+        family.update(children)
+        frontier += children
+    return family
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.add(pid)
+        except OSError:
+            continue
+    return alive
+
+
+def _wait_for(condition, seconds: float, what: str):
+    end = time.monotonic() + seconds
+    while not (found := condition()):
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.01)
+    return found
+
+
+def test_a_killed_batch_resumes_without_regrading_or_dropping_anyone(tmp_path):
+    """Kill a batch (SIGKILL) once two grades are on disk: nothing it started
+    survives, the CSV and reports hold every grade made so far, and the next run reuses them,
+    regrades only what changed and grades the rest."""
+    klass, out, course = tmp_path / "class", tmp_path / "out", tmp_path / "course"
+    students = {"a_good": {}, "b_good": {}, "c_stub": {FIRST.name: stub_sources(ASSIGNMENT)[FIRST.name]},
+                "d_empty": None, "e_good": {}, "f_good": {}}
+    for name, overrides in students.items():
+        if overrides is None:
+            (klass / name).mkdir(parents=True)
+        else:
+            make_submission(klass / name, ASSIGNMENT, overrides)
+    reports = out / "reports"
+    command = [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT, "--csv",
+               str(out / "grades.csv"), "--reports", str(reports), "--gradebook", str(course), "--jobs", "1",
+               "--probe-timeout", "2"]
+    first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        # Two grades on disk, and the next submission in the sandbox: the batch, its grading
+        # process, the zygote, its handler, a module's supervisor and its workers.
+        family = _wait_for(lambda: len(list(reports.glob(f"*/{batch.GRADED}"))) >= 2 and len(f := _family(first.pid)) >= 6
+                           and f, 300, "two grades and the next one under way")
+        first.kill()
+    finally:
+        first.wait(timeout=60)
+    _wait_for(lambda: not _alive(family), 30, "every process of the killed batch to end")
+
+    done = {p.parent.name for p in reports.glob(f"*/{batch.GRADED}")}
+    assert 2 <= len(done) < len(students), done
+    with open(out / "grades.csv", newline="") as handle:
+        assert {row["student_id"] for row in csv.DictReader(handle)} == done
+    assert not (course / "gradebook.db").exists()  # written once, at the end, in one piece
+    assert [p.name for p in out.rglob(".*") if p.name != batch.GRADED] == []  # no half-written file left
+    written = {name: os.stat(reports / name / "REPORT.json").st_mtime_ns for name in done}
+    (klass / "a_good" / "exercises" / ASSIGNMENT / f"{FIRST.name}.py").write_text(stub_sources(ASSIGNMENT)[FIRST.name])
+
+    second = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr[-3000:]
+    reused = done - {"a_good"}
+    assert f"{len(reused)} unchanged since an earlier run" in second.stderr
+    assert {name: os.stat(reports / name / "REPORT.json").st_mtime_ns for name in reused} == \
+        {name: written[name] for name in reused}
+    assert os.stat(reports / "a_good" / "REPORT.json").st_mtime_ns != written["a_good"]
+    with open(out / "grades.csv", newline="") as handle:
+        rows = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)}
+    full = RUBRIC.max_score
+    assert rows == {"a_good": full - FIRST_MAX, "b_good": full, "c_stub": full - FIRST_MAX, "d_empty": 0.0,
+                    "e_good": full, "f_good": full}
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        assert {s.student.id: s.score for s in gradebook.find_assignment(ASSIGNMENT).submissions} == pytest.approx(rows)
 
 
 def test_a_class_of_symbolic_links_is_not_graded_silently(tmp_path):

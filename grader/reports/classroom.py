@@ -47,6 +47,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterator, Mapping, TextIO
 
+from grader.hygiene import clean_report
 from grader.model import ExerciseResult, Report, TestResult
 
 # Largest base64 payload per runner: environment strings over ~128 KiB cannot be passed at all.
@@ -184,7 +185,7 @@ def encode(data: dict) -> str:
 def outputs(report: Report) -> dict[str, str]:
     """``{runner name: base64 payload}`` for every exercise of the report, in teaching order."""
     result: dict[str, str] = {}
-    for exercise in report.exercises:
+    for exercise in clean_report(report).exercises:  # student text: valid UTF-8, no control characters
         name = runner_name(exercise.name)
         if name in result:
             raise ValueError(f"two exercises share the runner name {name!r}")

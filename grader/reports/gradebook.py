@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
+from grader.hygiene import NAME, clean, clean_report
 from grader.model import Report
+from grader.reports import replace_atomically
 
 NBGRADER_COLUMNS = [
     "assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
@@ -46,16 +50,17 @@ def csv_rows(
     """One row per student, as dictionaries keyed by :func:`columns`."""
     rows = []
     for student_id, report in results:
+        report = clean_report(report)  # student text: valid UTF-8, no control characters, capped
         person = (students or {}).get(student_id, {})
         by_name = {e.name: e for e in report.exercises}
         row = {
             "assignment": assignment,
             "duedate": duedate,
             "timestamp": "",
-            "student_id": cell(student_id),
-            "last_name": cell(person.get("last_name") or ""),
-            "first_name": cell(person.get("first_name") or ""),
-            "email": cell(person.get("email") or ""),
+            "student_id": cell(clean(student_id, NAME)),
+            "last_name": cell(clean(person.get("last_name") or "", NAME)),
+            "first_name": cell(clean(person.get("first_name") or "", NAME)),
+            "email": cell(clean(person.get("email") or "", NAME)),
             "raw_score": str(float(report.score)),
             "late_submission_penalty": "0.0",
             "score": str(float(report.score)),
@@ -77,15 +82,15 @@ def columns(exercises: list[str]) -> list[str]:
 def write_csv(path: Path, assignment: str, exercises: list[str], results: list[tuple[str, Report]], **kwargs) -> None:
     """Write the class's grades to ``path`` (see the module docstring for the columns)."""
     rows = csv_rows(assignment, exercises, results, **kwargs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns(exercises), extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns(exercises), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    replace_atomically(path, text.getvalue())
 
 
-def _url(course_dir: Path) -> str:
-    return f"sqlite:///{(course_dir / GRADEBOOK_FILE).resolve()}"
+def _url(database: Path) -> str:
+    return f"sqlite:///{database.resolve()}"
 
 
 @contextlib.contextmanager
@@ -108,7 +113,7 @@ def read_students(course_dir: Path) -> dict[str, dict]:
         return {}
     from nbgrader.api import Gradebook
 
-    with _alembic_on_path(), Gradebook(_url(course_dir)) as gradebook:
+    with _alembic_on_path(), Gradebook(_url(course_dir / GRADEBOOK_FILE)) as gradebook:
         return {s.id: {"first_name": s.first_name, "last_name": s.last_name, "email": s.email} for s in gradebook.students}
 
 
@@ -117,7 +122,29 @@ def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, 
 
     Creates the assignment, a notebook per exercise and a grade cell per test when missing;
     creates students and submissions; sets each grade's ``auto_score`` (regrading overwrites).
+    The database is written as a copy that then replaces it: an interrupted batch leaves the
+    previous gradebook whole.
     """
+    course_dir.mkdir(parents=True, exist_ok=True)
+    target = course_dir / GRADEBOOK_FILE
+    fd, temporary = tempfile.mkstemp(prefix=".gradebook-", suffix=".db", dir=course_dir)
+    os.close(fd)
+    try:
+        if target.exists():
+            shutil.copyfile(target, temporary)
+        else:
+            os.unlink(temporary)  # nbgrader creates a new database (and its tables) itself
+        cleaned = [(clean(student_id, NAME), clean_report(report)) for student_id, report in results]
+        _fill_gradebook(Path(temporary), assignment, cleaned, duedate=duedate)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def _fill_gradebook(database: Path, assignment: str, results: list[tuple[str, Report]], *, duedate: str | None) -> None:
+    """Put the scores into the gradebook ``database`` (see :func:`write_gradebook`)."""
     import warnings
 
     from nbgrader.api import Grade, Gradebook, MissingEntry, SubmittedNotebook
@@ -127,9 +154,8 @@ def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, 
         for exercise in report.exercises:
             for test in exercise.tests:
                 cells.setdefault(exercise.name, {}).setdefault(test.name, test.max_score)
-    course_dir.mkdir(parents=True, exist_ok=True)
     # nbgrader's own add_submission makes SQLAlchemy warn about autoflush; nothing is lost.
-    with warnings.catch_warnings(), _alembic_on_path(), Gradebook(_url(course_dir)) as gradebook:
+    with warnings.catch_warnings(), _alembic_on_path(), Gradebook(_url(database)) as gradebook:
         warnings.simplefilter("ignore")
         try:
             gradebook.find_assignment(assignment)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 
+from grader.hygiene import clean_report
 from grader.model import ExerciseResult, Feedback, Report, TestResult
 
 # GitHub accepts up to 1 MiB per step; leave room for other steps' summaries.
@@ -54,6 +55,7 @@ def pre(text: str, limit: int = BLOCK_CHARS) -> str:
 
 def markdown(report: Report) -> str:
     """The whole job summary for ``report``."""
+    report = clean_report(report)  # student text: valid UTF-8, no control characters, capped
     lines = [f"## {md(report.assignment)}: {report.score:g} / {report.max_score:g} points", ""]
     lines += exercise_table(report.exercises)
     failing = [e for e in report.exercises if any(t.status != "passed" for t in e.tests)]

@@ -8,6 +8,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from grader.hygiene import clean, clean_report
 from grader.model import ExerciseResult, Feedback, Report
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
@@ -16,6 +17,7 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout
 def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "") -> None:
     """Print ``report``: every exercise with its tests and feedback, then the total."""
     console = console or Console(highlight=False)
+    report, note = clean_report(report), clean(note)  # student text: no escape sequences, capped
     if not quiet:
         for exercise in report.exercises:
             console.print(exercise_table(exercise))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -13,15 +12,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.hygiene import clean
 from grader.sandbox import wire
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 MAX_MESSAGE = 1000  # characters of one error message from the sandbox
 MAX_PLAN_BYTES = 256 * 1024 * 1024  # results of one plan kept in this process; beyond, errors
-# What student text may not carry into a report or a terminal: escape sequences and other
-# control characters (they can rewrite what an instructor sees), bidirectional overrides.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_LINE_BREAKS = re.compile(r"\r\n?|[\x85\u2028\u2029]")
+MAX_OUTPUT = 20_000  # characters of one module's captured output (the zygote keeps fewer)
 
 
 class SandboxError(RuntimeError):
@@ -47,23 +44,15 @@ class PlanResult:
     isolation: dict[str, str] = field(default_factory=dict)
 
 
-def clean(text: str, limit: int, *, one_line: bool) -> str:
-    """Student-controlled ``text``, safe to show: no control characters, at most ``limit``."""
-    text = _CONTROL.sub("", _LINE_BREAKS.sub("\n", str(text)[: limit * 2]))
-    if one_line:
-        text = " ".join(text.split("\n"))
-    return text[:limit]
-
-
 class Sandbox:
     """One zygote for a grading run; :meth:`run` may be called once per submission."""
 
     def __init__(self, workdir: Path | None = None):
-        from grader.sandbox import confine  # Linux only: imported here, so that other OSes can use this module's types
-
         # This process holds the secrets of the environment, the tests and the report's path:
         # no process of the same user may ptrace it or read its /proc files.
-        confine.libc.prctl(confine.PR_SET_DUMPABLE, 0, 0, 0, 0)
+        from grader.sandbox import linux  # Linux only: imported here, so that other OSes can use this module's types
+
+        linux.set_dumpable(False)
         self.isolation: set[str] = set()
         self._tmp = tempfile.TemporaryDirectory(prefix="grader-sandbox-")
         self.root = Path(self._tmp.name)
@@ -74,7 +63,7 @@ class Sandbox:
         self.log = open(private / "log", "w+b")
         env = {"PATH": os.defpath, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "HOME": str(private)}
         self.process = subprocess.Popen(
-            [sys.executable, "-I", str(ZYGOTE), self.socket_path],
+            [sys.executable, "-I", str(ZYGOTE), self.socket_path, str(os.getpid())],
             env=env,
             cwd=private,
             stdin=subprocess.DEVNULL,
@@ -119,37 +108,33 @@ class Sandbox:
             try:
                 for line in stream:
                     received += len(line)
-                    event = json.loads(line)
-                    if event.get("event") == "done":
-                        return result
-                    if event.get("event") == "output":
-                        result.output[event["module"]] = clean(event["text"], len(event["text"]), one_line=False)
-                        continue
-                    if event.get("event") == "isolation":
-                        result.isolation[event["module"]] = event["mode"]
-                        self.isolation.add(event["mode"])
-                        continue
-                    if received > MAX_PLAN_BYTES and event.get("outcome") == "ok":
-                        event = {"id": event["id"], "outcome": "error", "error": {
-                            "type": "WireError", "message": "your code sent more data than the grader accepts"}}
-                    result.outcomes[event["id"]] = self._outcome(event)
+                    try:
+                        event = wire.parse_line(line)
+                        if type(event) is dict and event.get("event") == "done":
+                            return _complete(plan, result)
+                        self._take(event, result, too_much=received > MAX_PLAN_BYTES)
+                    except (wire.WireError, KeyError, TypeError):
+                        continue  # a malformed line: its probes get no outcome, which _complete reports
             except socket.timeout:
                 raise SandboxError(f"the sandbox did not answer within {timeout:g} s") from None
         raise SandboxError(f"the sandbox stopped before finishing: {self.zygote_log()}")
 
-    @staticmethod
-    def _outcome(event: dict) -> ProbeOutcome:
-        error = event.get("error") if type(event.get("error")) is dict else {}
-        error = {str(k): clean(v, MAX_MESSAGE, one_line=True) if type(v) is str else v
-                 for k, v in list(error.items())[:10] if type(v) in (str, bool, int)}
-        if event["outcome"] != "ok":
-            return ProbeOutcome(event["outcome"], error=error)
-        try:
-            return ProbeOutcome("ok", value=wire.decode(event.get("value")))
-        except wire.WireError as exc:
-            return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result: {exc}"})
-        except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe
-            return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result ({type(exc).__name__})"})
+    def _take(self, event: dict, result: PlanResult, *, too_much: bool) -> None:
+        """Record one event of the plan (an outcome, a module's output or its isolation)."""
+        if type(event) is not dict:
+            raise TypeError("an event is an object")
+        kind = event.get("event")
+        if kind == "output":
+            result.output[_text(event["module"])] = clean(_text(event["text"]), MAX_OUTPUT, one_line=False)
+        elif kind == "isolation":
+            mode = clean(_text(event["mode"]), MAX_MESSAGE)
+            result.isolation[_text(event["module"])] = mode
+            self.isolation.add(mode)
+        else:
+            if too_much and event.get("outcome") == "ok":
+                event = {"id": event["id"], "outcome": "error", "error": {
+                    "type": "WireError", "message": "your code sent more data than the grader accepts"}}
+            result.outcomes[_text(event["id"])] = _outcome(event)
 
     def close(self) -> None:
         """Stop the zygote and everything it started; remove the temporary files."""
@@ -163,12 +148,52 @@ class Sandbox:
         from grader.sandbox import confine
 
         weaker = sorted(mode for mode in self.isolation if mode != confine.NAMESPACES)
-        if weaker:  # a grade made with less isolation: say so (the authoritative regrade runs as root)
+        if any(not mode.startswith(confine.NAMESPACES) for mode in weaker):
+            # A grade made with less isolation: say so (the authoritative regrade runs as root).
             print(f"note: student code ran without Linux namespaces ({'; '.join(weaker)}), in the weaker "
                   "fallback sandbox (see docs/threat-model.md)", file=sys.stderr)
+        elif weaker:
+            print(f"note: student code ran in namespaces but {'; '.join(m.split('; ', 1)[-1] for m in weaker)} "
+                  "(see docs/threat-model.md)", file=sys.stderr)
 
     def __enter__(self) -> "Sandbox":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _text(value) -> str:
+    if type(value) is not str:
+        raise TypeError("expected a string")
+    return value
+
+
+OUTCOMES = {"ok", "error", "timeout", "crash", "module_error"}
+
+
+def _outcome(event: dict) -> ProbeOutcome:
+    """One probe's outcome from its event; anything malformed costs only this probe."""
+    error = event.get("error") if type(event.get("error")) is dict else {}
+    error = {clean(k, 40): clean(v, MAX_MESSAGE) if type(v) is str else v
+             for k, v in list(error.items())[:10] if type(v) in (str, bool, int)}
+    outcome = event.get("outcome")
+    if outcome not in OUTCOMES:
+        return ProbeOutcome("crash", error={"type": "Crash", "message": "the sandbox sent an unusable result"})
+    if outcome != "ok":
+        return ProbeOutcome(outcome, error=error)
+    try:
+        return ProbeOutcome("ok", value=wire.decode(event.get("value")))
+    except wire.WireError as exc:
+        return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result: {exc}"})
+    except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe
+        return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result ({type(exc).__name__})"})
+
+
+def _complete(plan: dict, result: PlanResult) -> PlanResult:
+    """Give every probe of ``plan`` that got no usable outcome one that says so."""
+    for spec in plan["modules"].values():
+        for probe in spec["probes"]:
+            result.outcomes.setdefault(probe["id"], ProbeOutcome("crash", error={
+                "type": "Crash", "message": "the sandbox sent no usable result for this check"}))
+    return result

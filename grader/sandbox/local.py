@@ -128,10 +128,9 @@ class LocalRunner:
         events += [{"id": p["id"], "outcome": "timeout", "error": {
             "message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}}
             for p in probes[next_probe:]]
-        from grader.sandbox.client import clean
+        from grader.hygiene import clean
 
-        text = output.decode("utf-8", "replace")[: limits["output_chars"]]
-        return events, clean(text, limits["output_chars"], one_line=False), child
+        return events, clean(output, limits["output_chars"], one_line=False), child
 
     def close(self) -> None:
         """End the idle interpreters and remove the temporary files."""
@@ -246,9 +245,9 @@ class _Child:
 
 
 def _outcome(event: dict):
-    from grader.sandbox.client import Sandbox
+    from grader.sandbox.client import _outcome as decoded
 
-    return Sandbox._outcome(event)
+    return decoded(event)
 
 
 def child_main() -> None:

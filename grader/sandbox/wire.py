@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 
 # dtype names that may cross the border, with their item sizes.
 DTYPES = {
@@ -25,6 +26,11 @@ MAX_ELEMENTS = 4_000_000  # per tensor; the largest a probe returns is far small
 MAX_DEPTH = 12
 MAX_ITEMS = 100_000  # list items and dict keys in one message, all lists together
 MAX_STRING = 100_000
+MAX_LINE = 16 * 1024 * 1024  # one line on a channel (a worker's event, a relayed outcome)
+MAX_NESTING = 32  # brackets deep in one line: the value's MAX_DEPTH and the envelope around it
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_INNERMOST = re.compile(rb"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}")
+_BRACKET = re.compile(rb"[\[\]{}]")
 
 
 class WireError(ValueError):
@@ -49,13 +55,22 @@ def dumps(value) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def loads(line: str | bytes):
-    """Parse one line from the sandbox and decode it (see :func:`decode`)."""
+def parse_line(line: bytes):
+    """Parse one JSON line from across the border, bounding its size and nesting *before*
+    the parser sees it (a deep line would exhaust the stack of the process that parses it)."""
+    if len(line) > MAX_LINE:
+        raise WireError("line too long")
+    skeleton = _STRINGS.sub(b'""', line)
+    for _ in range(MAX_NESTING):  # each pass removes one level of brackets, in C
+        skeleton, found = _INNERMOST.subn(b"0", skeleton)
+        if not found:
+            break
+    if _BRACKET.search(skeleton):
+        raise WireError("nested too deeply")
     try:
-        raw = json.loads(line)
+        return json.loads(line)
     except (ValueError, RecursionError) as exc:
-        raise WireError(f"not JSON: {exc}") from None
-    return decode(raw)
+        raise WireError(f"not JSON: {str(exc)[:100]}") from None
 
 
 def decode(raw, depth: int = 0, *, budget: list[int] | None = None):

@@ -1,6 +1,6 @@
 """A clean interpreter that imports torch once and forks one sandboxed worker per module.
 
-Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET`` and an empty environment,
+Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET GRADER_PID`` and an empty environment,
 so it holds no secret, no expected value and no report path: a worker forked from it
 inherits nothing worth stealing. Each connection on SOCKET carries one plan (one
 submission); a forked handler runs that plan's modules, ``workers`` at a time, and streams
@@ -22,9 +22,8 @@ import time
 if __name__ == "__main__":  # started by path with -I: make the grader package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from grader.sandbox import confine, worker  # noqa: E402
+from grader.sandbox import confine, linux, wire, worker  # noqa: E402
 
-MAX_LINE = 16 * 1024 * 1024  # one worker event; larger is a protocol violation
 ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started
 
 
@@ -45,7 +44,7 @@ def serve(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
-    confine.libc.prctl(confine.PR_SET_DUMPABLE, 0, 0, 0, 0)  # no same-user ptrace or /proc peeking
+    linux.set_dumpable(False)  # no same-user ptrace or /proc peeking
     global ISOLATION
     ISOLATION = confine.probe()  # before torch: forking is cheap now
     warm_up()
@@ -57,6 +56,7 @@ def serve(path: str) -> None:
             return
         if os.fork() == 0:
             listener.close()
+            linux.die_with_parent()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             try:
                 handle(conn)
@@ -79,6 +79,7 @@ def handle(conn: socket.socket) -> None:
             pid = os.fork()
             if pid == 0:
                 os.close(read_end)
+                linux.die_with_parent()
                 with os.fdopen(write_end, "w") as out:
                     for event in supervise(plan, stem, spec):
                         out.write(json.dumps(event) + "\n")
@@ -107,7 +108,6 @@ def supervise(plan: dict, stem: str, spec: dict):
     probes_module = prepare(stem, spec)  # before the box: the grader's own files are readable only here
     box = confine.Box(limits, plan["sandbox_dir"], ISOLATION)
     yield {"module": stem, "event": "isolation", "mode": box.mode}
-    output = bytearray()
     next_probe = 0
     try:
         while next_probe < len(probes) and time.monotonic() < budget_end:
@@ -122,15 +122,14 @@ def supervise(plan: dict, stem: str, spec: dict):
                     index = event.pop("index")
                     yield {"module": stem, "id": probes[base + index]["id"], **event}
                     next_probe = base + index + 1
-            output += proc.finish(limits["output_chars"])
+            proc.finish()
             box.sweep()
     finally:
         box.close()
     for probe in probes[next_probe:]:
         error = {"message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}
         yield {"module": stem, "id": probe["id"], "outcome": "timeout", "error": error}
-    text = output[: limits["output_chars"]].decode("utf-8", "replace")
-    yield {"module": stem, "event": "output", "text": text}
+    yield {"module": stem, "event": "output", "text": box.output.text()}
 
 
 def prepare(stem: str, spec: dict):
@@ -152,8 +151,13 @@ def watch(proc, limits: dict, budget_end: float, count: int):
                 line, buffer = buffer.split(b"\n", 1)
                 break
             left = deadline - time.monotonic()
-            ready, _, _ = select.select([proc.channel], [], [], max(left, 0))
-            if not ready:
+            ready, _, _ = select.select([proc.channel] + ([proc.output] if proc.output is not None else []), [], [],
+                                        max(left, 0))
+            if proc.output is not None and proc.output in ready:
+                proc.drain()
+                if proc.channel not in ready and time.monotonic() < deadline:
+                    continue
+            if proc.channel not in ready:
                 what = "importing the module" if index < 0 else "this check"
                 error = {"message": f"{what} did not finish within {limits['probe_timeout']:g} s (infinite loop?)"}
                 if index < 0:
@@ -170,14 +174,14 @@ def watch(proc, limits: dict, budget_end: float, count: int):
                     yield {"outcome": "crash", "index": index, "error": error}
                 return
             buffer += chunk
-            if len(buffer) > MAX_LINE:
+            if len(buffer) > wire.MAX_LINE:
                 yield {"outcome": "crash", "index": max(index, 0),
                        "error": {"message": "your code sent more data than the grader accepts", "type": "Crash"}}
                 return
         try:
-            event = json.loads(line)
+            event = wire.parse_line(line)
             kind = event["event"]
-        except (ValueError, KeyError, TypeError, RecursionError):
+        except (wire.WireError, KeyError, TypeError):
             yield {"outcome": "crash", "index": max(index, 0),
                    "error": {"message": "your code interfered with the grader's channel", "type": "Crash"}}
             return
@@ -194,4 +198,6 @@ def watch(proc, limits: dict, budget_end: float, count: int):
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    linux.die_with_parent()  # a grader killed outright takes the sandbox with it
+    if os.getppid() == int(sys.argv[2]):  # else the grader died before the line above
+        serve(sys.argv[1])

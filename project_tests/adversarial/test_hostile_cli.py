@@ -16,7 +16,7 @@ import pytest
 
 from project_tests.adversarial.harness import (
     PYTHON, ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, require_isolation, run_grader,
-    run_unprivileged, snapshot, stub, write_submission,
+    run_unprivileged, skip_without_isolation, snapshot, stub, write_submission,
 )
 from project_tests.adversarial.payloads import BY_NAME, DAEMON, TARGET, Hostile, at_import
 from project_tests.helpers import exercise
@@ -30,7 +30,7 @@ def stage(request):
     if "without_root" not in request.node.name and "without_namespaces" not in request.node.name:
         require_isolation()  # these run hostile code as this user
     elif os.geteuid() != 0:
-        pytest.skip("simulating a user who is not root needs root (to map the user namespace)")
+        skip_without_isolation("simulating a user who is not root needs root (to map the user namespace)")
     stage = new_stage()
     out = stage.base / "out"
     out.mkdir()

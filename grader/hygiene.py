@@ -1,0 +1,83 @@
+"""Text hygiene: whatever a student controls, made safe for every writer.
+
+Student text reaches the terminal, REPORT.json, the job summary, the Actions log, the
+Classroom payloads, the CSV and the gradebook: exception messages, printed output, class and
+type names, file names (which need not be UTF-8). :func:`clean` is the one function all of them
+use: bytes or str in, valid UTF-8 out (a lone surrogate or an invalid byte becomes U+FFFD),
+without control characters (escape sequences, carriage returns, bells) or bidirectional
+overrides, and capped. :func:`clean_report` applies it to every string of a report, so a writer
+calls it once, at its output point, and never raises on student text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from grader.model import ExerciseResult, Feedback, Report, TestResult
+
+MESSAGE = 2000  # characters of one line of text (a message, a hint, a flag)
+NAME = 200  # characters of a name (a test, an exercise, a student id)
+BLOCK = 8000  # characters of a block (captured output, a grader error with its traceback)
+
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+_LINE_BREAKS = re.compile(r"\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+# C0 and C1 controls but the line break, and the invisible marks that reorder or hide text.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def clean(value: str | bytes | bytearray | object, limit: int = MESSAGE, *, one_line: bool = True) -> str:
+    """``value`` as safe text: valid UTF-8, no control or bidi characters, at most ``limit``
+    characters (an ellipsis marks a cut). ``one_line`` turns line breaks into spaces; else
+    they are kept as ``\\n``. Tabs become spaces."""
+    if isinstance(value, (bytes, bytearray)):
+        text = bytes(value[: limit * 4 + 4]).decode("utf-8", "replace")
+    else:
+        text = value if isinstance(value, str) else str(value)
+        text = text[: limit * 2 + 16]  # what the cut below could keep, with room for removed characters
+    text = _SURROGATES.sub("\ufffd", text)
+    text = _CONTROL.sub("", _LINE_BREAKS.sub("\n", text)).replace("\t", "    ")
+    if one_line:
+        text = " ".join(text.split("\n"))
+    if len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def _grid(grid):
+    """A matrix of numbers from a report: numbers kept, anything else made safe text."""
+    if grid is None:
+        return None
+    return [[v if type(v) in (int, float) else clean(v, 16) for v in row] if isinstance(row, list) else clean(row, 16)
+            for row in grid[:64]]
+
+
+def _feedback(feedback: Feedback | None) -> Feedback | None:
+    if feedback is None:
+        return None
+    return Feedback(
+        checked=clean(feedback.checked), hint=clean(feedback.hint),
+        expected=clean(feedback.expected, one_line=False), actual=clean(feedback.actual, one_line=False),
+        expected_grid=_grid(feedback.expected_grid), actual_grid=_grid(feedback.actual_grid),
+    )
+
+
+def _test(test: TestResult) -> TestResult:
+    return dataclasses.replace(test, name=clean(test.name, NAME), status=clean(test.status, 20),
+                               message=clean(test.message), feedback=_feedback(test.feedback))
+
+
+def _exercise(exercise: ExerciseResult) -> ExerciseResult:
+    return dataclasses.replace(exercise, name=clean(exercise.name, NAME), message=clean(exercise.message),
+                               output=clean(exercise.output, BLOCK, one_line=False),
+                               tests=[_test(t) for t in exercise.tests])
+
+
+def clean_report(report: Report) -> Report:
+    """A copy of ``report`` whose every string went through :func:`clean` (scores unchanged)."""
+    return dataclasses.replace(
+        report, assignment=clean(report.assignment, NAME),
+        exercises=[_exercise(e) for e in report.exercises],
+        flags=[clean(flag) for flag in report.flags],
+        grader_errors=[clean(error, BLOCK, one_line=False) for error in report.grader_errors],
+    )

@@ -1,0 +1,201 @@
+"""Hostile classmates: submissions that attack *other* modules, students, runs and the
+instructor's tools, rather than their own score. Each is a whole submission (the reference
+solutions, with the modules named in ``modules`` replaced), graded in one class by
+``python -m grader batch`` next to honest students, and some of them alone as well.
+
+Families (docs/threat-model.md): kernel keyrings as a channel; student text at the output
+boundaries; unbounded sizes; degenerate but legal values; printing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from project_tests.adversarial.payloads import PRELUDE
+
+# Kernel keyrings through raw system calls (Python has no wrapper): add a key, find one,
+# read one; -3 is the session keyring, -4 the user keyring (of ``nobody`` for every worker).
+KEYRINGS = PRELUDE + '''
+import ctypes, platform
+_libc = ctypes.CDLL(None, use_errno=True)
+_ADD_KEY, _KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+_L = ctypes.c_long
+def _add_key(name, data, keyring):
+    """A key in the session keyring (so we possess it), readable by the whole user, linked into ``keyring``."""
+    key = _libc.syscall(_L(_ADD_KEY), b"user", name.encode(), data, _L(len(data)), _L(-3))
+    _keyctl(5, key, 0x3f3f0000)  # KEYCTL_SETPERM
+    _keyctl(8, key, keyring)  # KEYCTL_LINK
+    return key
+def _keyctl(*args):
+    return _libc.syscall(_L(_KEYCTL), *[_L(a) if isinstance(a, int) else a for a in args])
+def _read(key):
+    buf = ctypes.create_string_buffer(1 << 20)
+    size = _keyctl(11, key, buf, 1 << 20)  # KEYCTL_READ
+    return buf.raw[:size] if size >= 0 else b""
+def _find(name):
+    for keyring in (-4, -3, -5):  # user, session, user session
+        key = _keyctl(10, keyring, b"user", name.encode(), 0)  # KEYCTL_SEARCH
+        if key > 0:
+            return _read(key)
+    return b""
+'''
+
+# mha's worker has the reference ``causal`` loaded (mha builds on it): its code, kept in a key,
+# would let any later worker of nobody's rebuild a perfect CausalAttention.
+STORE_REFERENCE = KEYRINGS + '''
+import marshal, sys, zlib
+reference = sys.modules.get("causal")
+if reference is not None:
+    functions = {(owner, name): (f.__code__, f.__defaults__)
+                 for owner, space in (("", vars(reference)), ("CausalAttention", vars(reference.CausalAttention)))
+                 for name, f in space.items() if hasattr(f, "__code__") and getattr(f, "__module__", "") == "causal"}
+    _add_key("causal-@TOKEN@", zlib.compress(marshal.dumps(functions)), -4)  # nobody's user keyring
+'''
+
+# A stub that waits for the key (classmates are graded two at a time) and rebuilds the class.
+LOAD_REFERENCE = KEYRINGS + '''
+import marshal, types, zlib
+import torch
+import torch.nn as nn
+_blob = b""
+for _ in range(40):
+    _blob = _find("causal-@TOKEN@")
+    if _blob:
+        break
+    time.sleep(0.03)
+if _blob:
+    class CausalAttention(nn.Module):
+        pass
+    _cell = types.CellType(CausalAttention)
+    for (_owner, _name), (_code, _defaults) in marshal.loads(zlib.decompress(_blob)).items():
+        _closure = tuple(_cell for _ in _code.co_freevars)
+        _function = types.FunctionType(_code, globals(), _name, _defaults, _closure)
+        if _owner:
+            setattr(CausalAttention, _name, _function)
+        else:
+            globals()[_name] = _function
+'''
+
+# What the instructor's shell keeps in its session keyring (login, su -l, services, containers).
+READ_SESSION = KEYRINGS + '''
+import struct
+ids = _read(-3)
+loot = [_read(key) for key in struct.unpack(f"{len(ids) // 4}i", ids)]
+print("session keyring:", loot)
+_try(lambda: open("/tmp/loot", "wb").write(b"".join(loot)))
+'''
+
+FORBIDDEN_CALLS = PRELUDE + '''
+import ctypes, platform
+_libc = ctypes.CDLL(None, use_errno=True)
+_calls = {"x86_64": {"ptrace": 101, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "io_uring_setup": 425,
+                     "mount": 165},
+          "aarch64": {"ptrace": 117, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282, "io_uring_setup": 425,
+                      "mount": 40}}[platform.machine()]
+for number in _calls.values():
+    print("call", number, _libc.syscall(ctypes.c_long(number), 0, 0, 0, 0, 0))
+'''
+
+# Escape sequences an instructor's terminal would obey: clipboard write (OSC 52), window title,
+# a disguised link (OSC 8), clear screen, cursor moves, a bell, bidi overrides, a lone surrogate.
+HOSTILE_TEXT = ("\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b]8;;https://evil.example\x07grade: 75/75\x1b]8;;\x07"
+                "\x1b[2J\x1b[H\r\x08\u202e\u2066ok\u2069\x9b31m\ud800")
+NASTY_NAMES = PRELUDE + '''
+TEXT = @TEXT@
+NAME = TEXT.replace("\\ud800", "")  # a class name must be valid UTF-8
+Nasty = type(NAME, (), {"__repr__": lambda self: TEXT})
+def attention_scores(inputs, query): raise ValueError(TEXT)
+def normalize_naive(scores): return Nasty()
+def softmax_naive(x): raise type(NAME, (Exception,), {})(TEXT)
+print(NAME)
+os.write(1, b"not UTF-8: \\xff\\xfe \\x1b[31m red\\n")
+'''
+
+# Python's own JSON parser recurses per level: a line this deep, relayed as it is, would
+# exhaust the stack of the process that scores (deeper in its own calls than the zygote).
+DEEP_CHANNEL = PRELUDE + '''
+_deep = b"[" * 960 + b"]" * 960
+os.write(3, b'{"event":"ready"}\\n' + (b'{"event":"result","value":' + _deep + b'}\\n') * 10)
+'''
+
+# Class names and lists as large as the border allows, where the checks quote them.
+HUGE_MESSAGES = '''
+def exercise_3_2_wrapper(d_in, context_length, dropout=0.0):
+    module = type("W" * 99_000, (nn.Module,), {"forward": lambda self, x: x})()
+    module.heads = nn.ModuleList(nn.Identity() for _ in range(20_000))
+    return module
+def exercise_3_3_gpt2_attention():
+    module = type("M" * 99_000, (nn.Module,), {"forward": lambda self, x: x})()
+    for i in range(3000):
+        module.register_parameter("p" * 90 + str(i), nn.Parameter(torch.zeros(1)))
+    return module
+'''
+
+EMPTY = '''
+def attention_scores(inputs, query): return torch.empty(0)
+def normalize_naive(scores): return torch.empty(0)
+def softmax_naive(x): return torch.empty(0, 0)
+def context_vector(inputs, attn_weights): return torch.empty(0)
+def all_attention_scores(inputs): return torch.empty(0, 0)
+def all_attention_weights(inputs): return torch.empty(0, 6)
+def all_context_vectors(inputs): return torch.empty(6, 0)
+'''
+
+EMPTY_CAUSAL = '''
+class CausalAttention(CausalAttention):
+    def forward(self, x):
+        return torch.empty(x.shape[0], 0, 0)
+'''
+
+LOUD = '''
+import os as _os
+_chunk = b"loud " * 200_000 + b"\\n"
+for _ in range(200):  # 200 MB
+    _os.write(1, _chunk)
+print("\\x1b[2J printed at import", flush=True)
+'''
+
+
+@dataclass(frozen=True)
+class Classmate:
+    """One submission of the hostile class: which modules it replaces, and with what.
+
+    ``modules`` maps a stem to its source: ``stub`` (the honest stub), ``stub+CODE`` (the stub,
+    then CODE at import), ``CODE+stub``, ``solution+CODE`` (the reference, then CODE). ``files``
+    adds files (relative paths as bytes, which need not be UTF-8). ``bound`` maps a stem to the
+    most it may score: ``0``, ``stub`` or ``full``; ``solo`` asks for the same grade when
+    graded alone.
+    """
+
+    name: str
+    family: str
+    modules: dict[str, str] = field(default_factory=dict)
+    files: dict[bytes, str] = field(default_factory=dict)
+    bound: dict[str, str] = field(default_factory=dict)
+    words: dict[str, str] = field(default_factory=dict)  # stem -> words one of its messages must carry
+    solo: bool = False
+
+
+CLASS = [
+    Classmate("victim", "honest", solo=True),
+    Classmate("victim_with_stubs", "honest", {"causal": "stub", "simple_attention": "stub"}, solo=True),
+    Classmate("keyring_a_store", "keyrings", {"mha": "solution+" + STORE_REFERENCE, "causal": "stub+" + LOAD_REFERENCE},
+              bound={"causal": "stub"}, words={"mha": "does not allow", "causal": "does not allow"}),
+    Classmate("keyring_b_load", "keyrings", {"causal": "stub+" + LOAD_REFERENCE},
+              bound={"causal": "stub"}, words={"causal": "does not allow"}, solo=True),
+    Classmate("session_keyring_reader", "keyrings", {"simple_attention": READ_SESSION + "\n@STUB@"},
+              bound={"simple_attention": "stub"}, words={"simple_attention": "does not allow"}),
+    Classmate("forbidden_calls", "system calls", {"simple_attention": FORBIDDEN_CALLS + "\n@STUB@"},
+              bound={"simple_attention": "stub"}, words={"simple_attention": "does not allow"}),
+    Classmate("nasty_text", "output boundaries", {"simple_attention": "stub+" + NASTY_NAMES},
+              files={b"exercises/ch03/\xff\xfe-\x1b]0;title\x07.py": "", b"notes/caf\xe9\xe2\x80\xae.txt": "",
+                     b".github/workflows/\x1b]8;;https://evil.example\x07ci\x1b]8;;\x07.yml": "on: push\n"},
+              bound={"simple_attention": "stub"}, solo=True),
+    Classmate("deep_channel", "unbounded sizes", {"simple_attention": DEEP_CHANNEL + "\n@STUB@"},
+              bound={"simple_attention": "stub"}, words={"simple_attention": "interfered with the grader's channel"}),
+    Classmate("huge_messages", "unbounded sizes", {"mha": "solution+" + HUGE_MESSAGES}, bound={"mha": "full"}),
+    Classmate("empty_tensors", "degenerate values", {"simple_attention": "stub+" + EMPTY, "causal": "solution+" + EMPTY_CAUSAL},
+              bound={"simple_attention": "stub", "causal": "full"}),
+    Classmate("loud", "printing", {"causal": "solution+" + LOUD}, solo=True),
+]
+BY_NAME = {c.name: c for c in CLASS}

@@ -1,0 +1,64 @@
+"""The one text-hygiene function every writer uses, and the bounded parser of the border."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader.hygiene import BLOCK, MESSAGE, clean, clean_report
+from grader.model import ExerciseResult, Feedback, Report
+from grader.model import TestResult as Result  # not collected as a test class
+from grader.sandbox import wire
+
+HOSTILE = "a\x1b]52;c;ZXZpbA==\x07b\x1b[2J\rc\u202ed\u2066e\x9bf\ud800g\x00h\ufeffi"
+
+
+def test_clean_leaves_valid_utf8_without_control_or_bidi_characters():
+    text = clean(HOSTILE)
+    text.encode("utf-8")  # a lone surrogate would raise here
+    assert text == "a]52;c;ZXZpbA==b[2J cdef\ufffdghi"
+
+
+def test_clean_takes_bytes_that_are_not_utf8():
+    assert clean(b"caf\xe9 \x1b[31mred\n", one_line=False) == "caf\ufffd [31mred\n"
+
+
+def test_clean_keeps_line_breaks_only_in_blocks_and_caps_everything():
+    assert clean("one\r\ntwo\u2028three\tfour", one_line=False) == "one\ntwo\nthree    four"
+    assert clean("one\r\ntwo") == "one two"
+    capped = clean("x" * 10 * MESSAGE)
+    assert len(capped) == MESSAGE and capped.endswith("…")
+    assert len(clean("y\n" * BLOCK, BLOCK, one_line=False)) == BLOCK
+
+
+def test_clean_report_cleans_every_string_and_keeps_the_scores():
+    feedback = Feedback(checked=HOSTILE, hint=HOSTILE, expected=HOSTILE, actual=HOSTILE,
+                        expected_grid=[[0.5, HOSTILE]], actual_grid=None)
+    test = Result(HOSTILE, "failed", 0.0, 1.0, HOSTILE * 1000, feedback)
+    report = Report(HOSTILE, 1.0, 2.0, [ExerciseResult(HOSTILE, 1.0, 2.0, [test], HOSTILE, HOSTILE * 10_000)],
+                    flags=[HOSTILE], grader_errors=[HOSTILE])
+    cleaned = clean_report(report)
+    text = json.dumps(cleaned.to_dict(), ensure_ascii=False)
+    assert "\x1b" not in text and "\u202e" not in text and "\\ud800" not in text and "\ud800" not in text
+    assert len(cleaned.exercises[0].tests[0].message) == MESSAGE
+    assert len(cleaned.exercises[0].output) == BLOCK
+    assert (cleaned.score, cleaned.max_score, cleaned.exercises[0].tests[0].max_score) == (1.0, 2.0, 1.0)
+    assert cleaned.exercises[0].tests[0].feedback.expected_grid[0][0] == 0.5
+    assert report.flags == [HOSTILE]  # a copy: the original is untouched
+
+
+@pytest.mark.parametrize("line", [b"[" * 40 + b"]" * 40, b'{"a":' * 33 + b"1" + b"}" * 33, b"[" * 100_000])
+def test_parse_line_refuses_deep_nesting_before_parsing(line):
+    with pytest.raises(wire.WireError, match="nested too deeply"):
+        wire.parse_line(line)
+
+
+def test_parse_line_ignores_brackets_inside_strings_and_bounds_size():
+    deep_text = json.dumps({"event": "result", "value": ["[" * 1000, '\\"]]]]']}).encode()
+    assert wire.parse_line(deep_text)["value"][0] == "[" * 1000
+    assert wire.parse_line(b"[" * 32 + b"]" * 32) is not None
+    with pytest.raises(wire.WireError, match="too long"):
+        wire.parse_line(b'"' + b"x" * wire.MAX_LINE + b'"')
+    with pytest.raises(wire.WireError, match="not JSON"):
+        wire.parse_line(b"{nope}")
