@@ -20,10 +20,12 @@ Variants = Mapping[str, "torch.Tensor | Callable[[], torch.Tensor]"]
 class Mismatch(AssertionError):
     """A check failed; ``feedback`` says why."""
 
-    def __init__(self, message: str, feedback: Feedback):
+    def __init__(self, message: str, feedback: Feedback, *, observed: bool = False):
         super().__init__(message)
         self.message = message
         self.feedback = feedback
+        # The hint states what was observed (a structure, a missing buffer), not a guess from a value.
+        self.observed = observed
 
 
 class StudentCodeFailed(Exception):
@@ -169,4 +171,4 @@ def attention_weight_hints(weights: torch.Tensor, causal: bool) -> str:
 def require(condition: bool, message: str, *, what: str, hint: str = "", expected: str = "", actual: str = "") -> None:
     """Fail with feedback unless ``condition`` holds (for checks that are not tensor comparisons)."""
     if not condition:
-        raise Mismatch(message, Feedback(checked=what, hint=hint, expected=expected, actual=actual))
+        raise Mismatch(message, Feedback(checked=what, hint=hint, expected=expected, actual=actual), observed=True)
