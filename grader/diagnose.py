@@ -86,13 +86,20 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         diagnosis.stage, diagnosis.checked = found.stage, run.checked
         diagnosis.expected = fmt(found.expected)
         diagnosis.actual = fmt(found.actual) if found.actual is not None else "no step of your code gives this shape"
-        if found.expected.dim() >= 2 and found.expected.shape[-1] == found.expected.shape[-2]:
+        if is_weights(found.expected):
             diagnosis.expected_grid = _grid(found.expected)
             diagnosis.actual_grid = _grid(found.actual) if found.actual is not None else None
         break
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis
+
+
+def is_weights(t: torch.Tensor) -> bool:
+    """A square matrix of values in [0, 1] (attention weights): drawn as a shaded grid."""
+    if t.dim() < 2 or t.shape[-1] != t.shape[-2]:
+        return False
+    return bool(torch.isfinite(t).all()) and bool(((t >= 0) & (t <= 1 + 1e-6)).all())
 
 
 def _returned_error(value) -> dict | None:
