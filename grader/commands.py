@@ -72,7 +72,7 @@ def check_command(args, settings: Settings) -> int:
             return 2
     if args.json_path:
         write_json(report, args.json_path)
-    terminal.show(report, note=NOTE)
+    terminal.show(report, note=NOTE, public=True)
     return 0
 
 

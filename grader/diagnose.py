@@ -34,6 +34,7 @@ class ProbeRun:
     where: str = ""  # where student code raised, when it did
     failed: bool = False  # the test of this probe did not pass
     checked: str = ""  # what that test checked
+    feedback: dict | None = None  # that test's feedback (expected and actual values)
 
 
 def output_of(value):
@@ -90,9 +91,22 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
             diagnosis.expected_grid = _grid(found.expected)
             diagnosis.actual_grid = _grid(found.actual) if found.actual is not None else None
         break
+    if not (diagnosis.stage or diagnosis.error):
+        _result_differs(diagnosis, runs)
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis
+
+
+def _result_differs(diagnosis: Diagnosis, runs: list[ProbeRun]) -> None:
+    """Without recorded steps, the first failing check's own values: its result is what differs."""
+    for run in runs:
+        feedback = run.feedback or {}
+        if run.failed and (feedback.get("expected") or feedback.get("actual")):
+            diagnosis.stage, diagnosis.checked = "result", feedback.get("checked") or run.checked
+            diagnosis.expected, diagnosis.actual = feedback.get("expected", ""), feedback.get("actual", "")
+            diagnosis.expected_grid, diagnosis.actual_grid = feedback.get("expected_grid"), feedback.get("actual_grid")
+            return
 
 
 def is_weights(t: torch.Tensor) -> bool:

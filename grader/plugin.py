@@ -149,11 +149,12 @@ class GradingPlugin:
 
     def diagnose(self, json_report) -> dict[str, Diagnosis]:
         """One diagnosis per module with a failing check (see grader.diagnose)."""
-        failed = {}
+        failed: dict[str, dict] = {}
         for test in json_report.get("tests", []):
             if test["outcome"] != "passed":
                 grading = (test.get("metadata") or {}).get("grading") or {}
-                failed[test["nodeid"]] = ((grading.get("feedback") or {}).get("checked")) or grading.get("message", "")
+                failed[test["nodeid"]] = {**(grading.get("feedback") or {})}
+                failed[test["nodeid"]].setdefault("checked", grading.get("message", ""))
         source = catalog_source(self.settings.suite_for(self.rubric.assignment),
                                 self.settings.solutions_for(self.rubric.assignment))
         runs: dict[str, list[ProbeRun]] = {}
@@ -165,7 +166,9 @@ class GradingPlugin:
             elif outcome is not None and outcome.outcome in ("error", "crash", "timeout") and not outcome.error.get("not_attempted"):
                 student = catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
                 where = outcome.error.get("where", "")
-            runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed, failed.get(nodeid, "")))
+            feedback = failed.get(nodeid, {})
+            runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
+                                                      feedback.get("checked") or "", feedback))
         diagnoses = {}
         for stem, module_runs in runs.items():
             found = diagnose(stem, source, module_runs, self.submission_dir)

@@ -13,11 +13,15 @@ texts: the final values are already public in ``book_values.py``; no line of cod
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 from grader import catalog
+from grader.localize import STAGE_LABELS
 from grader.sandbox import wire
 
 
@@ -71,9 +75,10 @@ def _encode(value):
     return value
 
 
-def _strip_steps(value):
+def _strip_steps(value, keep=frozenset()):
+    """``value`` with only the recorded steps whose labels are in ``keep``."""
     if isinstance(value, dict) and "$traced" in value:
-        return {"$traced": value["$traced"], "steps": []}
+        return {"$traced": value["$traced"], "steps": [s for s in value["steps"] if s[0] in keep]}
     return value
 
 
@@ -98,10 +103,13 @@ def public_probes(suite: Path) -> list[tuple[str, str, dict]]:
 
     sys.path.insert(0, str(suite))
     try:
-        pytest.main([str(suite), "--collect-only", "-q", "-c", "/dev/null", "--rootdir", str(suite), "-p", "no:cacheprovider",
-                     "--import-mode", "importlib"], plugins=[Collect()])
+        with contextlib.redirect_stdout(io.StringIO()) as log:
+            code = pytest.main([str(suite), "--collect-only", "-q", "-c", "/dev/null", "--rootdir", str(suite),
+                                "-p", "no:cacheprovider", "--import-mode", "importlib"], plugins=[Collect()])
     finally:
         sys.path.remove(str(suite))
+    if code != 0:
+        raise RuntimeError(f"collecting {suite} failed:\n{log.getvalue()[-3000:]}")
     return found
 
 
@@ -124,16 +132,20 @@ def build(root: Path, assignment: str) -> dict:
                 wrong = source.result(stem, name, probe, kwargs)
                 if not catalog.agree(catalog.unwrap(wrong), catalog.unwrap(reference)):
                     mistakes[name] = _encode(_strip_steps(wrong))
-            results[catalog.probe_key(probe, plain(kwargs))] = {"reference": _encode(reference), "mistakes": mistakes}
+            results[catalog.probe_key(probe, plain(kwargs))] = {
+                "reference": _encode(_strip_steps(reference, STAGE_LABELS)), "mistakes": mistakes}
     finally:
         sys.path.remove(str(solutions))
     return {"assignment": assignment, "concepts": concepts, "results": results}
 
 
 def main(argv: list[str]) -> int:
-    """Rewrite ``public_tests/<assignment>/catalog.json`` for each assignment named."""
+    """Rewrite ``public_tests/<assignment>/catalog.json`` for each assignment named (each in
+    a fresh process: the suites' helper modules share names)."""
     from grader.settings import PROJECT_ROOT
 
+    if len(argv) > 1:
+        return max(subprocess.run([sys.executable, "-m", "grader.public_catalog", a]).returncode for a in argv)
     for assignment in argv:
         table = build(PROJECT_ROOT, assignment)
         path = PROJECT_ROOT / "public_tests" / assignment / Table.FILE

@@ -19,8 +19,10 @@ from grader.reports.common import cell, lead, level
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
 
-def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "") -> None:
-    """Print ``report``: every exercise with its tests and feedback, then the total."""
+def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "",
+         public: bool = False) -> None:
+    """Print ``report``: every exercise with its diagnosis and checks, then the total (for the
+    ``public`` checks, how many passed: their points are not the grade)."""
     console = console or Console(highlight=False, force_terminal=True if in_actions() else None)
     if not quiet:
         for exercise in report.exercises:
@@ -36,7 +38,12 @@ def show(report: Report, *, quiet: bool = False, console: Console | None = None,
             console.print(Text(f"flag: {flag}", style="yellow"))
         for error in report.grader_errors:
             console.print(Text(f"grader error: {error}", style="bold magenta"))
-    console.print(Text(f"{report.assignment}: {report.score:g} / {report.max_score:g} points", style="bold"))
+    if public:
+        tests = [t for e in report.exercises for t in e.tests]
+        passed = sum(t.status == "passed" for t in tests)
+        console.print(Text(f"{report.assignment}: public checks: {passed}/{len(tests)} passed", style="bold"))
+    else:
+        console.print(Text(f"{report.assignment}: {report.score:g} / {report.max_score:g} points", style="bold"))
     if note:
         console.print(Text(note, style="italic"))
 
