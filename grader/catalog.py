@@ -129,12 +129,23 @@ def plain(value):
 
 def run_probe(function, module, kwargs: dict):
     """``function(module, **kwargs)`` with torch's random state kept as it was."""
-    kwargs = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+    kwargs = _copy(kwargs)  # a probe may change its inputs in place (sequence_mask does)
     with torch.random.fork_rng(devices=[]):
         try:
             return plain(function(module, **kwargs))
         except Exception as exc:  # noqa: BLE001 - a mistake may raise, as student code may
             return failure(type(exc).__name__, str(exc))
+
+
+def _copy(value):
+    """A deep copy of probe arguments (tensors cloned)."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value
 
 
 def load_source(stem: str, source: str, path: Path) -> types.ModuleType:

@@ -46,11 +46,17 @@ class Explanation:
     concept: str  # named only when unambiguous, else ""
 
 
-def classify(kind: str, message: str) -> tuple[str, str]:
-    """``(kind of error, what it means)`` for an exception's type and message."""
+MATMUL_CODE = re.compile(r"@|\bmatmul\b|\bbmm\b|\bmm\b|\beinsum\b")
+
+
+def classify(kind: str, message: str, code: str = "") -> tuple[str, str]:
+    """``(kind of error, what it means)`` for an exception's type and message (and the line
+    that raised it: sizes that do not match in a line with a matrix product are that product's)."""
     if kind == "NotImplementedError":
         return KINDS[0][0], KINDS[0][2]
     text = f"{kind}: {message}"
+    if MATMUL_CODE.search(code) and re.search(r"must match the size of tensor b|cannot be multiplied|size mismatch", text):
+        return KINDS[2][0], KINDS[2][2]
     for name, pattern, meaning in KINDS[1:]:
         if pattern.search(text):
             return name, meaning
@@ -83,6 +89,6 @@ def concept_for(kind: str, code: str) -> str:
 
 def explain(kind: str, message: str, where: str, folder: Path | None) -> Explanation:
     """Explain one exception (type ``kind``, ``message``, raised at ``where``)."""
-    name, meaning = classify(kind, message)
     code = source_line(where, folder)
+    name, meaning = classify(kind, message, code)
     return Explanation(name, meaning, where, code, concept_for(name, code))
