@@ -235,10 +235,17 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     ``probes`` are ``(probe, kwargs, student result)`` of that module; ``source`` is a
     :class:`Reference` or a :class:`grader.public_catalog.Table`. A mistake is confirmed when
     it changes at least one probe and the student's result equals the mistake's on every probe
-    it changes. When the footprint of one confirmed mistake lies inside another's, only the
-    larger is kept (it explains more of the same evidence).
+    it changes. The confirmed mistakes must together explain every probe where the student's
+    result differs from the reference's; otherwise something unknown is there too and no
+    concept is named. When one confirmed footprint lies inside another, only the larger is kept.
     """
     confirmed: list[tuple[frozenset, str]] = []
+    deviating = set()
+    for index, (probe, kwargs, student) in enumerate(probes):
+        if not is_random(kwargs) and not agree(unwrap(student), unwrap(source.result(stem, None, probe, kwargs))):
+            deviating.add(index)
+    if not deviating:
+        return []
     for name, mistake in source.concepts(stem):
         footprint, ok = set(), True
         for index, (probe, kwargs, student) in enumerate(probes):
@@ -253,6 +260,8 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
             footprint.add(index)
         if ok and footprint:
             confirmed.append((frozenset(footprint), mistake.concept))
+    if not deviating <= set().union(*(footprint for footprint, _ in confirmed)):
+        return []
     kept = []
     for footprint, concept in confirmed:
         if any(footprint < other for other, _ in confirmed):

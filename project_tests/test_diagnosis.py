@@ -50,7 +50,7 @@ def test_each_mistake_gets_its_concept_or_a_localization_and_never_a_wrong_conce
         others = [e["name"] for e in report["exercises"] if e["name"] != stem and e["score"] < e["max_score"]]
         if others or report["grader_errors"]:
             problems.append((description, "cost points elsewhere", others, report["grader_errors"]))
-    assert problems == []
+    assert problems == [], "\n".join(map(str, problems))
 
 
 def test_correct_code_in_any_style_keeps_every_point(graded):

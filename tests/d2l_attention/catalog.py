@@ -1,11 +1,5 @@
-"""The misconception catalog of d2l_attention: known mistakes, each a small change of the reference.
-
-Each :class:`~grader.catalog.Mistake` is a text replacement on ``solutions/d2l_attention/<stem>.py`` (``old``
-occurs exactly once) and the concept a student is told when the mistake is confirmed: run on
-the same probes, it gives exactly what the student's code gave (``grader.catalog.confirm``).
-A mistake without a concept (hard-coded answers, ...) is only ever localized. The same list is
-the project's kept mutants: every hidden test fails on some mistake, every mistake loses points
-(project_tests/test_mutants.py). Instructor only: the ``old`` texts are solution lines.
+"""The misconception catalog of d2l_attention: known mistakes, each a change of the reference and its
+concept (see :mod:`grader.catalog`). Instructor only: the ``old`` texts are solution lines.
 """
 
 from grader.catalog import Mistake

@@ -132,8 +132,9 @@ def dropout(student, seed, n, p, heads=None):
         eval_out = output(module(x))
         module.train()
         torch.manual_seed(seed + 1)
-        train_out = output(module(x))
-    return {"eval": eval_out, "train": train_out}
+        with recording(module) as recorder:
+            train_out = output(module(x))
+    return {"$traced": {"eval": eval_out, "train": train_out}, "steps": recorder.steps}
 
 
 def structure(student, args):
