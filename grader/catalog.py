@@ -240,12 +240,11 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     concept is named. When one confirmed footprint lies inside another, only the larger is kept.
     """
     confirmed: list[tuple[frozenset, str]] = []
-    deviating = set()
-    for index, (probe, kwargs, student) in enumerate(probes):
-        if not is_random(kwargs) and not agree(unwrap(student), unwrap(source.result(stem, None, probe, kwargs))):
-            deviating.add(index)
+    deviating = {index for index, (probe, kwargs, student) in enumerate(probes)
+                 if not agree(unwrap(student), unwrap(source.result(stem, None, probe, kwargs)))}
     if not deviating:
         return []
+    deviating -= {index for index, (_, kwargs, _) in enumerate(probes) if is_random(kwargs)}  # style may explain these
     for name, mistake in source.concepts(stem):
         footprint, ok = set(), True
         for index, (probe, kwargs, student) in enumerate(probes):

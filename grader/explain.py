@@ -54,6 +54,10 @@ def classify(kind: str, message: str, code: str = "") -> tuple[str, str]:
     that raised it: sizes that do not match in a line with a matrix product are that product's)."""
     if kind == "NotImplementedError":
         return KINDS[0][0], KINDS[0][2]
+    if kind in ("timeout", "Timeout"):
+        return "too slow", "the call did not finish within the time limit (a loop that never ends, or a huge computation)."
+    if kind in ("crash", "Crash"):
+        return "crash", "the process running your code died (too much memory, or a signal)."
     text = f"{kind}: {message}"
     if MATMUL_CODE.search(code) and re.search(r"must match the size of tensor b|cannot be multiplied|size mismatch", text):
         return KINDS[2][0], KINDS[2][2]

@@ -99,4 +99,4 @@ def test_every_mistake_gets_its_concept_and_no_wrong_one(graded_mutants):
             wrong.append((stem, description, "wrong", extra))
         if not concepts and not (diagnosis.get("stage") or diagnosis.get("error")):
             wrong.append((stem, description, "no diagnosis", diagnosis))
-    assert wrong == []
+    assert wrong == [], "\n".join(map(str, wrong))
