@@ -91,16 +91,20 @@ def exercise_table(exercises: list[ExerciseResult]) -> list[str]:
 
 
 def exercise_feedback(exercise: ExerciseResult) -> list[str]:
-    """One exercise: its diagnosis on top, then the failing checks in one compact list."""
+    """One exercise: its diagnosis on top, then the failing checks in one compact list, then
+    what was observed about the code's structure (each hint once)."""
     lines = [f"#### {md(exercise.name)}.py — {exercise.score:g} / {exercise.max_score:g}", ""]
     failing = [t for t in exercise.tests if t.status != "passed"]
-    if exercise.message and len({t.message for t in failing}) <= 1 and exercise.diagnosis is None:
+    if exercise.message and exercise.diagnosis is None and not any(t.feedback and t.feedback.hint for t in failing):
         return lines + [f"{md(exercise.message)} ({len(failing)} checks)", ""]
-    if exercise.diagnosis is not None:
+    if exercise.diagnosis is not None:  # the diagnosis explains them: their names suffice
         lines += diagnosis_block(exercise.diagnosis)
-    lines.append(f"Checks that did not pass ({len(failing)}):")
-    lines.append("")
-    lines += [test_line(test) for test in failing]
+        lines.append(f"Checks that did not pass ({len(failing)}): " + ", ".join(md(t.name, 200) for t in failing))
+    else:
+        lines += [f"Checks that did not pass ({len(failing)}):", ""] + [test_line(test) for test in failing]
+    hints = list(dict.fromkeys(t.feedback.hint for t in failing if t.feedback and t.feedback.hint))
+    concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
+    lines += [""] + [f"> {md(hint, 400)}" for hint in hints if hint not in concepts][:3]
     return lines + [""]
 
 
@@ -116,11 +120,8 @@ def diagnosis_block(diagnosis: Diagnosis) -> list[str]:
 
 
 def test_line(test: TestResult) -> str:
-    """A failing check in one bullet: name, status, message, and a hint only when observed."""
-    line = f"- {md(test.name, 200)} ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message, 120)}"
-    if test.feedback and test.feedback.hint:
-        line += f" — {md(test.feedback.hint, 400)}"
-    return line
+    """A failing check in one short bullet: name, status, the start of its message."""
+    return f"- {md(test.name, 200)} ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message, 100)}"
 
 
 def _close_open_blocks(text: str) -> str:

@@ -29,9 +29,10 @@ def show(report: Report, *, quiet: bool = False, console: Console | None = None,
             if exercise.diagnosis:
                 console.print(diagnosis_panel(exercise.name, exercise.diagnosis))
             console.print(exercise_table(exercise))
-            for test in exercise.tests:
-                if test.status != "passed" and test.feedback and test.feedback.hint:
-                    console.print(Text(f"  {test.name}: {test.feedback.hint}", style="cyan"))
+            concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
+            hints = dict.fromkeys(t.feedback.hint for t in exercise.tests if t.status != "passed" and t.feedback and t.feedback.hint)
+            for hint in [h for h in hints if h not in concepts][:3]:
+                console.print(Text(f"  {hint}", style="cyan"))
             if exercise.output:
                 console.print(Panel(Text(exercise.output), title=f"{exercise.name}.py printed", border_style="dim"))
         for flag in report.flags:
