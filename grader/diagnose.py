@@ -69,7 +69,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         error = error or _returned_error(run.student)
         if error:
             explained = explain(error["$error"], error["message"], run.where or error.get("where", ""), folder)
-            diagnosis.error = f"{explained.kind}: {explained.meaning}"
+            diagnosis.error = f"{explained.kind}: {explained.meaning or error['message'][:200]}"
             diagnosis.where, diagnosis.code, diagnosis.checked = explained.where, explained.code, run.checked
             if explained.concept and explained.concept not in diagnosis.concepts:
                 diagnosis.concepts.append(explained.concept)

@@ -40,7 +40,7 @@ class Explanation:
     """An exception in student code, explained."""
 
     kind: str
-    meaning: str
+    meaning: str  # "" when the kind is not one of the common ones
     where: str  # "causal.py, line 42, in forward"
     code: str  # that line of the student's file
     concept: str  # named only when unambiguous, else ""
@@ -64,7 +64,7 @@ def classify(kind: str, message: str, code: str = "") -> tuple[str, str]:
     for name, pattern, meaning in KINDS[1:]:
         if pattern.search(text):
             return name, meaning
-    return f"{kind}", "the code raised this error while the grader ran it."
+    return kind, ""
 
 
 def source_line(where: str, folder: Path | None) -> str:

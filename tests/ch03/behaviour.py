@@ -12,9 +12,10 @@ def check_dropout(probed, *, n, p, blocks, what):
     mode each weight must be 0 or scaled by 1 / (1 - p), and the blocks that show the same
     weights (``blocks``: pairs of block indices) must have been dropped alike.
     """
-    evaluated, trained = probed["eval"], probed["train"]
-    require(evaluated.shape == trained.shape and evaluated.shape[-1] % n == 0,
-            f"the output has shape {tuple(trained.shape)}", what=what)
+    evaluated, trained = (probed.get("eval"), probed.get("train")) if isinstance(probed, dict) else (None, None)
+    require(isinstance(evaluated, torch.Tensor) and isinstance(trained, torch.Tensor), "no outputs to check", what=what)
+    require(evaluated.shape == trained.shape and evaluated.dim() == 3 and evaluated.shape[-1] % n == 0
+            and evaluated.is_floating_point(), f"the output has shape {tuple(trained.shape)}", what=what)
     shown, dropped_out = evaluated.double().split(n, dim=-1), trained.double().split(n, dim=-1)
     for first, second in blocks:
         require(torch.allclose(dropped_out[first], dropped_out[second], atol=1e-5),

@@ -117,9 +117,9 @@ def test_causal_attention_weights_other_sizes(probed):
 def test_masked_scores_textbook(probed):
     what = "row 2 of the masked scores that causal_attention_weights(scores, d_k=1) gives softmax"
     expected = torch.cat([MASKED_SCORES_ROW_2, torch.full((4,), -INF)])
-    masked = probed.get("masked")
+    masked, weights = (probed.get("masked"), probed.get("weights")) if isinstance(probed, dict) else (None, probed)
     if not isinstance(masked, torch.Tensor):  # softmax written by hand: judge the weights it gives
-        close(probed.get("weights"), ref.causal_attention_weights(SCORES, 1), grid=True,
+        close(weights, ref.causal_attention_weights(SCORES, 1), grid=True,
               what="causal_attention_weights(scores, d_k=1): the masked scores, seen through the weights")
         return
     actual = masked[1] if masked.dim() == 2 else masked
