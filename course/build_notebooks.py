@@ -18,6 +18,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+import seq2seq_notebook
+
 HERE = Path(__file__).resolve().parent
 BEGIN, END = "### BEGIN " + "SOLUTION", "### END " + "SOLUTION"
 
@@ -522,6 +524,15 @@ Run `python -m grader check` in a terminal for the public tests, then commit and
     return finish(cells, "d2l")
 
 
+def seq2seq_attention() -> nbformat.NotebookNode:
+    """Bahdanau attention: the book's shapes, BLEU, then training on reversal and the alignment heatmap."""
+    kinds = {"md": md, "code": code}
+    cells = [md(seq2seq_notebook.INTRO), setup("d2l_attention"), HELPERS]
+    for number, (kind, text) in enumerate(seq2seq_notebook.CELLS):
+        cells.append(explore(f"explore_seq2seq_{number}", text) if kind == "explore" else kinds[kind](text))
+    return finish(cells, "s2s")
+
+
 def finish(cells: list, prefix: str) -> nbformat.NotebookNode:
     """A notebook with stable cell ids (so a rebuild changes nothing) and a Python kernel."""
     notebook = new_notebook(cells=cells)
@@ -536,6 +547,7 @@ def finish(cells: list, prefix: str) -> nbformat.NotebookNode:
 NOTEBOOKS = {
     "ch03/ch03_attention.ipynb": ch03,
     "d2l_attention/d2l_attention.ipynb": d2l_attention,
+    "d2l_attention/seq2seq_attention.ipynb": seq2seq_attention,
 }
 
 

@@ -24,6 +24,7 @@ from typing import Callable, Iterator
 from grader.model import Report
 from grader.sandbox.client import Sandbox
 from grader.settings import Settings
+from grader.submission import shown
 
 
 def grade_many(
@@ -43,10 +44,12 @@ def grade_many(
     a grader error).
     """
     with Sandbox() as sandbox:
+        from grader import environment
         from grader.grade import build_report, grade, load_rubric
         from grader.submission import Taken
 
         rubric = load_rubric(assignment, settings)  # fails early for an unknown assignment
+        environment.verify(sandbox)  # once per batch: a broken environment grades nobody
         _warm_imports()
         pending = list(roots)
         running: dict[int, tuple[Path, int, bytearray]] = {}
@@ -199,6 +202,19 @@ def submission_folders(root: Path) -> list[Path]:
     )
 
 
+def skipped_entries(root: Path) -> list[str]:
+    """What directly under ``root`` is not graded (hidden entries aside), each with the reason."""
+    skipped = []
+    for path in sorted(root.iterdir()):
+        if path.name.startswith("."):
+            continue
+        if path.is_symlink():
+            skipped.append(f"{shown(Path(path.name))}: a symbolic link (batch follows none; give it the real folders)")
+        elif not path.is_dir():
+            skipped.append(f"{shown(Path(path.name))}: not a folder")
+    return skipped
+
+
 def run(
     root: Path,
     assignment: str,
@@ -238,6 +254,11 @@ def run(
             return 2
         hashes = template_hashes(template)
     folders = submission_folders(root)
+    for entry in skipped_entries(root):
+        console.print(f"skipped {entry}")
+    if not folders:
+        print(f"error: no submission folder under {root}; nothing was graded", file=sys.stderr)
+        return 2
     reports_dir = reports_dir or csv_path.parent / f"{assignment}-reports"
     reports_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, Report] = {}

@@ -1,7 +1,9 @@
 """The command line: parse arguments, call the command's module, map errors to exit codes.
 
-Exit codes: 0 whenever a report was produced (whatever the score), 2 for bad arguments or
-an unknown assignment, 3 when the grader itself failed.
+Exit codes: 0 whenever a report was produced (whatever the score), 2 for bad arguments, an
+unknown assignment or nothing to grade, 3 when the grader itself failed: a broken environment
+(one line says what to install), or a report in which the grader failed on some check (then it
+is not a grade, and inside GitHub Actions nothing is posted to Classroom).
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, dest="json_path", help="write the report here")
     add_limits(check)
 
+    stubs = commands.add_parser("stubs", help="write exercises/<assignment>/ from solutions/<assignment>/")
+    stubs.add_argument("--assignment", required=True, help="for example ch03")
+
     release = commands.add_parser("release", help="build the student template repository of an assignment")
     release.add_argument("--assignment", required=True, help="for example ch03")
     release.add_argument("--out", type=Path, required=True, help="the template's folder (empty, or use --force)")
@@ -79,18 +84,32 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 
 # Commands that need the instructor repository (solutions, hidden suites, release tools).
-INSTRUCTOR_COMMANDS = {"release", "batch", "demo"}
+INSTRUCTOR_COMMANDS = {"release", "batch", "demo", "stubs"}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return the process exit code (3, with the traceback, when the grader fails)."""
     args = build_parser().parse_args(argv)
+    from grader.environment import BrokenEnvironment
+
     try:
         return run(args)
+    except BrokenEnvironment as exc:
+        return broken_environment(str(exc))
     except Exception:  # a bug of the grader's, never the student's: their code runs in the sandbox
         traceback.print_exc()
         print(f"error: the grader itself failed while running '{args.command}' (see the traceback above)", file=sys.stderr)
         return 3
+
+
+def broken_environment(message: str) -> int:
+    """This environment cannot grade: one line (and an ``::error::`` in Actions, with no payloads); 3."""
+    from grader.reports.classroom import error_annotation, in_actions
+
+    if in_actions():
+        print(error_annotation("The grading environment is broken", message), flush=True)
+    print(f"error: the grading environment is broken: {message}", file=sys.stderr)
+    return 3
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         from grader.commands import release_command
 
         return release_command(args)
+    if args.command == "stubs":
+        from grader.commands import stubs_command
+
+        return stubs_command(args)
     settings = settings_from(args)
     if args.command == "check":
         from grader.commands import check_command

@@ -8,18 +8,26 @@ from grader.settings import Settings
 
 
 def grade_command(args, settings: Settings) -> int:
-    """``grade``: one submission, a JSON report and a terminal summary."""
+    """``grade``: one submission, a JSON report and a terminal summary.
+
+    3 (and no Classroom payloads) when the grader failed on any check: that is not a grade.
+    """
     from grader.sandbox.client import Sandbox
 
     if not args.submission.is_dir():
         print(f"error: {args.submission} is not a folder", file=sys.stderr)
         return 2
     with Sandbox() as sandbox:  # started first: it imports torch while we import the rest
+        from grader import environment
+        from grader.check import unchanged_template_files
         from grader.grade import AssignmentNotFound, grade
         from grader.reports import terminal, write_json
 
+        root = args.submission.resolve()
         try:
-            report = grade(args.submission.resolve(), args.assignment, settings, sandbox)
+            with environment.verified(sandbox):  # nothing is written unless the environment can grade
+                # The template's own files (its pytest.ini, ...) are not the student's doing.
+                report = grade(root, args.assignment, settings, sandbox, known=unchanged_template_files(root))
         except AssignmentNotFound as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -27,13 +35,31 @@ def grade_command(args, settings: Settings) -> int:
         write_json(report, args.json_path)
     from grader.reports import classroom
 
+    valid = not report.grader_errors
     if classroom.in_actions():  # payloads for the Classroom reporter, the job summary
-        classroom.write_actions_files(report)
+        classroom.write_actions_files(report, payloads=valid)
         with classroom.commands_stopped():  # student text must not become workflow commands
             terminal.show(report, quiet=args.quiet)
-        return 0
-    terminal.show(report, quiet=args.quiet)
+    else:
+        terminal.show(report, quiet=args.quiet)
+    if not valid:
+        return not_a_grade(report)
     return 0
+
+
+NOT_A_GRADE = ("the grader failed on {count} check(s), which is not the student's fault; this is not a grade "
+               "and none was posted. Tell the instructor (REPORT.json's grader_errors says what failed).")
+
+
+def not_a_grade(report) -> int:
+    """Say that ``report`` is not a grade (on stderr, and as an ``::error::`` in Actions); return 3."""
+    from grader.reports import classroom
+
+    message = NOT_A_GRADE.format(count=len(report.grader_errors))
+    if classroom.in_actions():
+        print(classroom.error_annotation("Not graded", message), flush=True)
+    print(f"error: {message}", file=sys.stderr)
+    return 3
 
 
 def batch_command(args, settings: Settings) -> int:
@@ -50,7 +76,7 @@ def batch_command(args, settings: Settings) -> int:
 def check_command(args, settings: Settings) -> int:
     """``check``: the public tests, the same table, and a note that hidden tests decide the grade."""
     from grader.check import NOTE, NoAssignment, check, find_assignment
-    from grader.sandbox.client import Sandbox
+    from grader.sandbox.local import runner_for_this_machine
 
     root = args.submission.resolve()
     if not root.is_dir():
@@ -61,19 +87,24 @@ def check_command(args, settings: Settings) -> int:
     except NoAssignment as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    with Sandbox() as sandbox:
+    runner = runner_for_this_machine(settings.workers)  # on macOS and Windows: spawned interpreters, nothing confined
+    try:
+        from grader import environment
         from grader.grade import AssignmentNotFound
         from grader.reports import terminal, write_json
 
         try:
-            report = check(root, assignment, settings, sandbox)
+            with environment.verified(runner):
+                report = check(root, assignment, settings, runner)
         except AssignmentNotFound as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+    finally:
+        runner.close()
     if args.json_path:
         write_json(report, args.json_path)
     terminal.show(report, note=NOTE, public=True)
-    return 0
+    return not_a_grade(report) if report.grader_errors else 0
 
 
 def release_command(args) -> int:
@@ -92,4 +123,22 @@ def release_command(args) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"released {built.assignment} into {built.out}: notebooks {', '.join(built.notebooks)}; "
           f"Classroom runners {','.join(built.runners)}")
+    return 0
+
+
+def stubs_command(args) -> int:
+    """``stubs``: regenerate the student stubs of an assignment from its solutions (2 when there are none)."""
+    from grader.settings import PROJECT_ROOT
+    from grader.stubs import MarkerError, write_stubs
+
+    solutions = PROJECT_ROOT / "solutions" / args.assignment
+    if not any(solutions.glob("*.py")):
+        print(f"error: no solutions/{args.assignment}/*.py", file=sys.stderr)
+        return 2
+    try:
+        written = write_stubs(solutions, PROJECT_ROOT / "exercises" / args.assignment)
+    except MarkerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(written)} stubs into exercises/{args.assignment}/: {', '.join(p.name for p in written)}")
     return 0

@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import environment
 from grader import rubric as rubrics
 from grader.reports.classroom import runner_name
 from grader.settings import PROJECT_ROOT
@@ -42,11 +43,10 @@ INSTRUCTOR_ONLY = frozenset({"release.py", "stubs.py", "demo.py", "batch.py"})
 # Top-level folders of the instructor repository that never go into a template.
 INSTRUCTOR_FOLDERS = frozenset({"solutions", "tests", "samples", "course", "project_tests"})
 MANIFEST = ".grader/template.json"
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-# What the Classroom job installs besides torch (pins read from requirements.txt).
-GRADING_PACKAGES = ("pytest", "pytest-json-report", "pytest-timeout", "rich")
-# What a student installs (pins read from requirements.txt); template/requirements.txt adds Jupyter.
-STUDENT_PACKAGES = ("torch", *GRADING_PACKAGES, "matplotlib")
+# What a student installs besides grader/requirements.txt (the grading list, which the template
+# ships inside grader/ and the Classroom job installs from the grader's own checkout); pins read
+# from the instructor's requirements.txt. template/requirements.txt adds Jupyter.
+STUDENT_PACKAGES = ("matplotlib",)
 # A solution line shorter than this (comment and spacing dropped) is too common to count.
 MIN_SECRET_CHARS = 10
 PLACEHOLDER = re.compile(r"__[A-Z][A-Z_]*[A-Z]__")
@@ -110,6 +110,8 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     copy_tree(public, out / "public_tests" / assignment)
     copy_tree(root / "grader", out / "grader", skip_top=INSTRUCTOR_ONLY)
     notebooks = generate_notebooks(root, assignment, out / "notebooks")
+    if not notebooks:
+        warnings.append(f"no source notebook in course/source/{assignment}/: the template has no notebooks")
     values = template_values(root, assignment, public_rubric, stems, notebooks)
     render_template(root / "template", out, values)
 
@@ -181,8 +183,8 @@ def generate_notebooks(root: Path, assignment: str, target: Path) -> list[str]:
     """
     course = root / "course"
     source = course / "source" / assignment
-    if not any(source.glob("*.ipynb")):
-        raise ReleaseError(f"no source notebook in {source}")
+    if not any(source.glob("*.ipynb")):  # notebooks are optional: an assignment may have none
+        return []
     with tempfile.TemporaryDirectory(prefix="release-nbgrader-") as scratch:
         work = Path(scratch) / "course"
         (work / "source").mkdir(parents=True)
@@ -211,13 +213,10 @@ def generate_notebooks(root: Path, assignment: str, target: Path) -> list[str]:
 
 # -- the template's own files -----------------------------------------------------------------
 def pins(root: Path) -> dict[str, str]:
-    """``name==version`` of every pinned package in the project's requirements.txt, by name."""
+    """``name==version`` of every package pinned in the instructor's requirements.txt or the grading list, by name."""
     found = {}
-    for line in (root / "requirements.txt").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if "==" in line:
-            name = line.split("==", 1)[0].strip().lower()
-            found[name] = line.replace(" ", "")
+    for path in (root / "requirements.txt", root / "grader" / "requirements.txt"):
+        found |= {name: f"{name}=={version}" for name, version in environment.pins(path).items()}
     return found
 
 
@@ -234,9 +233,7 @@ def template_values(root: Path, assignment: str, public: rubrics.Rubric, stems: 
         "NOTEBOOKS": "\n".join(f"- `{n}`" for n in notebooks),
         "GRADED": ", ".join(f"`{s}.py`" for s in stems),
         "REQUIREMENTS": "\n".join(pinned[p] for p in STUDENT_PACKAGES),
-        "TORCH_PIN": pinned["torch"],
-        "CPU_INDEX": CPU_INDEX,
-        "GRADING_PINS": " ".join(pinned[p] for p in GRADING_PACKAGES),
+        "CPU_INDEX": environment.CPU_INDEX,
         "RUNNERS": ",".join(runners),
         "RUNNER_ENV": "\n".join(f'{r.upper()}_RESULTS: "${{{{ steps.grade.outputs.{r} }}}}"' for r in runners),
     }

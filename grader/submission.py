@@ -92,7 +92,7 @@ def _copy_module(source: Path, target: Path) -> str:
     if info.st_size > MAX_MODULE_BYTES:
         return f"is larger than {MAX_MODULE_BYTES // 1024} KiB"
     try:  # non-blocking: a FIFO swapped in after the lstat must not hang the grader
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         return f"could not be read ({exc.strerror})"
     with os.fdopen(fd, "rb") as handle:

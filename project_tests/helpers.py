@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,15 @@ def exercise(report: dict, name: str) -> dict:
 def assignments() -> list[str]:
     """Every assignment that has a hidden suite."""
     return sorted(p.parent.name for p in (ROOT / "tests").glob("*/rubric.toml"))
+
+
+def copy_repository(target: Path) -> Path:
+    """The repository's files as a clone has them (tracked and not ignored; no .venv), in ``target``."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for relative in filter(None, listed):
+        source = ROOT / relative
+        if source.is_file() and not source.is_symlink():
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / relative)
+    return target

@@ -189,3 +189,21 @@ def test_csv_cells_cannot_run_as_formulas():
 
     rows = csv_rows(ASSIGNMENT, [], [("=cmd", Report(ASSIGNMENT, 0, 1, flags=["=HYPERLINK(1) x"]))])
     assert rows[0]["student_id"] == "'=cmd" and rows[0]["flags"].startswith("'=")
+
+
+def test_a_class_of_symbolic_links_is_not_graded_silently(tmp_path):
+    real = make_submission(tmp_path / "real" / "alice", ASSIGNMENT)
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "alice").symlink_to(real, target_is_directory=True)
+    (klass / "notes.txt").write_text("not a student\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT, "--csv", str(tmp_path / "g.csv")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert "skipped alice: a symbolic link (batch follows none; give it the real folders)" in out
+    assert "skipped notes.txt: not a folder" in out
+    assert "no submission folder under" in out and "nothing was graded" in out
+    assert not (tmp_path / "g.csv").exists()

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
+import pytest
+
 from grader.check import NOTE, find_assignment, local_noise
-from project_tests.helpers import ROOT, solution_sources
+from project_tests.helpers import ROOT, assignments, grade_cli, solution_sources
 from project_tests.test_release import fresh_copy
 
 PYTHON = sys.executable
 
 
-def check(folder: Path, *extra: str, cwd: Path | None = None):
+def check(folder: Path, *extra: str, cwd: Path | None = None, env: dict | None = None):
     """Run ``python -m grader check`` in ``folder`` (the template's own grader); return (process, report)."""
     report_path = folder.parent / f"{folder.name}-check.json"
+    report_path.unlink(missing_ok=True)
     proc = subprocess.run([PYTHON, "-m", "grader", "check", "--json", str(report_path), *extra],
-                          cwd=cwd or folder, capture_output=True, text=True, timeout=300)
+                          cwd=cwd or folder, capture_output=True, text=True, timeout=300, env=env)
     return proc, json.loads(report_path.read_text()) if report_path.exists() else None
 
 
@@ -63,7 +68,8 @@ def test_plain_pytest_fails_per_exercise_with_the_reason(tmp_path_factory, tmp_p
     (template / ".venv" / "lib" / "site.pth").write_text("")  # a student's virtual environment: not flagged
     plain = subprocess.run([PYTHON, "-m", "pytest", "-q"], cwd=template, capture_output=True, text=True, timeout=300)
     assert plain.returncode == 1
-    assert "2 failed, 2 passed" in plain.stdout
+    public = tomllib.loads((ROOT / "public_tests" / "d2l_attention" / "rubric.toml").read_text())["exercises"]
+    assert f"{len(public) - 2} failed, 2 passed" in plain.stdout
     assert "positional_encoding.py: 0/1 public points" in plain.stdout and "not attempted yet" in plain.stdout
     proc, report = check(template)
     assert report["flags"] == []
@@ -107,6 +113,87 @@ def test_instructor_commands_in_the_template_say_so(tmp_path_factory, tmp_path):
         proc = subprocess.run([PYTHON, "-m", "grader", *command], cwd=template, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2, proc.stderr
         assert "instructor command" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# Python on a platform without fork (Windows): no os.fork, no resource module, no C library
+# by name (so no prctl), no O_NOFOLLOW. It applies to every interpreter started with PYTHONPATH.
+NO_FORK = '''
+import ctypes, os, sys
+for name in ("fork", "forkpty", "O_NOFOLLOW"):
+    if hasattr(os, name):
+        delattr(os, name)
+sys.modules["resource"] = None
+_load = ctypes.CDLL
+def _no_libc(name, *args, **kwargs):
+    if name is None:
+        raise OSError("no C library here")
+    return _load(name, *args, **kwargs)
+ctypes.CDLL = _no_libc
+'''
+
+
+def without_fork(tmp_path: Path) -> dict:
+    """An environment whose Python processes (but -I ones) run as on a platform without fork."""
+    folder = tmp_path / "no-fork"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(NO_FORK)
+    env = {**os.environ, "PYTHONPATH": str(folder)}
+    probe = subprocess.run([PYTHON, "-c", "import os, sys; print(hasattr(os, 'fork'), sys.modules['resource'])"],
+                           env=env, capture_output=True, text=True)
+    assert probe.stdout.split() == ["False", "None"], probe.stderr
+    return env
+
+
+@pytest.mark.parametrize("assignment", assignments())
+def test_check_and_plain_pytest_work_without_fork(assignment, tmp_path_factory, tmp_path):
+    """A student's Windows or macOS machine: no fork, namespaces, prctl or root are needed."""
+    env = without_fork(tmp_path)
+    template = fresh_copy(assignment, tmp_path_factory, tmp_path)
+    proc, report = check(template, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert report["score"] == 0 and all(e["message"] == "not attempted yet" for e in report["exercises"])
+    for stem, text in solution_sources(assignment).items():
+        (template / "exercises" / assignment / f"{stem}.py").write_text(text)
+    proc, report = check(template, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert report["score"] == report["max_score"] > 0 and report["flags"] == [] and report["grader_errors"] == []
+    plain = subprocess.run([PYTHON, "-m", "pytest", "-q"], cwd=template, capture_output=True, text=True, timeout=300, env=env)
+    assert plain.returncode == 0, plain.stdout[-3000:]
+    assert f"{len(report['exercises'])} passed" in plain.stdout
+
+
+def test_without_fork_a_hang_or_a_crash_costs_only_its_module(tmp_path_factory, tmp_path):
+    env = without_fork(tmp_path)
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    sources = solution_sources("ch03")
+    sources["causal"] = "import os\nos._exit(7)\n"
+    sources["simple_attention"] = sources["simple_attention"].replace(
+        "def attention_scores(inputs, query):", "def attention_scores(inputs, query):\n    while True:\n        pass", 1)
+    for stem, text in sources.items():
+        (template / "exercises" / "ch03" / f"{stem}.py").write_text(text)
+    proc, report = check(template, "--probe-timeout", "2", env=env)
+    assert proc.returncode == 0, proc.stderr
+    by_name = {e["name"]: e for e in report["exercises"]}
+    assert by_name["causal"]["score"] == 0
+    assert "exited early with status 7" in by_name["causal"]["message"]
+    simple = {t["name"]: t for t in by_name["simple_attention"]["tests"]}
+    hung = [t for t in simple.values() if t["status"] == "timeout"]
+    assert hung and all("did not finish within 2 s" in t["message"] for t in hung)
+    assert any(t["status"] == "passed" for t in simple.values())  # the checks after the hang still ran
+    for name in ("self_attention_v1", "self_attention_v2", "weight_transfer"):
+        assert by_name[name]["score"] == by_name[name]["max_score"]
+
+
+def test_grade_does_not_flag_the_templates_own_files(tmp_path_factory, tmp_path):
+    """The template's pytest.ini is not the student's doing: the job's report does not flag it."""
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    assert (template / "pytest.ini").is_file()
+    proc, report = grade_cli(template, "ch03")
+    assert proc.returncode == 0, proc.stderr
+    assert report["flags"] == []
+    (template / "pytest.ini").write_text("[pytest]\naddopts = -p no:grader\n")
+    proc, report = grade_cli(template, "ch03")
+    assert report["flags"] == ["pytest.ini tries to configure pytest or Python (ignored by the grader)"]
 
 
 def test_check_names_the_missing_scaling_in_v1_and_v2_and_counts_checks_not_points(tmp_path_factory, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -41,7 +42,7 @@ def test_stubs_score_zero_and_read_as_not_attempted(tmp_path, assignment):
 @pytest.mark.parametrize("assignment", assignments())
 def test_exercises_folder_matches_the_solutions(assignment):
     committed = {p.stem: p.read_text() for p in sorted((ROOT / "exercises" / assignment).glob("*.py"))}
-    assert committed == stub_sources(assignment), "regenerate exercises/ with grader.stubs.write_stubs"
+    assert committed == stub_sources(assignment), "regenerate exercises/ with python -m grader stubs --assignment " + assignment
 
 
 def test_every_exercise_has_solution_stub_suite_and_rubric_entry():
@@ -75,6 +76,26 @@ def test_a_failure_of_the_grader_itself_exits_3(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 3, proc.stderr
     assert "OSError: disk full" in proc.stderr and "the grader itself failed while running 'grade'" in proc.stderr
+
+
+def test_a_grade_the_grader_failed_on_is_not_posted(tmp_path):
+    """A check that fails in the grader's own code costs points that are not the student's to lose:
+    in Actions the job exits 3 with an ::error::, writes the summary and no Classroom payload."""
+    suite = tmp_path / "suite"
+    shutil.copytree(ROOT / "tests" / "ch03", suite, ignore=shutil.ignore_patterns("__pycache__"))
+    with (suite / "test_causal.py").open("a") as tests:
+        tests.write("\n\ndef test_a_bug_of_the_graders():\n    raise RuntimeError('a bug in the suite')\n")
+    rubric = (suite / "rubric.toml").read_text()
+    (suite / "rubric.toml").write_text(rubric.replace("[exercises.causal.points]\n", "[exercises.causal.points]\ntest_a_bug_of_the_graders = 1\n"))
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    proc, report = grade_cli(make_submission(tmp_path / "s", "ch03"), "ch03", "--suite", str(suite), env={
+        "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)})
+    assert proc.returncode == 3, proc.stderr
+    assert report["score"] == report["max_score"] - 1 and any("a bug in the suite" in e for e in report["grader_errors"])
+    assert not output.exists() or output.read_text() == ""  # nothing for the reporter to post
+    assert "causal" in summary.read_text()
+    assert "::error title=Not graded::the grader failed on 1 check(s)" in proc.stdout
+    assert "this is not a grade and none was posted" in proc.stderr
 
 
 BROKEN = {

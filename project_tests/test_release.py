@@ -15,11 +15,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import cli, release
+from grader import cli, environment, release
 from grader.stubs import make_stub
-from project_tests.helpers import ROOT, solution_sources
+from project_tests.helpers import ROOT, assignments, solution_sources
 
-ASSIGNMENTS = ["ch03", "d2l_attention"]
+ASSIGNMENTS = assignments()  # every assignment with a hidden suite
 PYTHON = sys.executable
 _RELEASES: dict[str, tuple[subprocess.CompletedProcess, Path]] = {}
 
@@ -123,12 +123,18 @@ def test_release_has_stubs_public_tests_grader_and_manifest(assignment, tmp_path
     assert release.MANIFEST not in manifest["files"]
 
 
-def test_template_requirements_pin_cpu_torch_like_the_project():
-    pinned = release.pins(ROOT)
-    text = (ROOT / "template" / "requirements.txt").read_text()
-    assert "--extra-index-url __CPU_INDEX__" in text and "__REQUIREMENTS__" in text
-    assert pinned["torch"] == "torch==2.13.0"
-    assert all(p in pinned for p in release.STUDENT_PACKAGES)
+def test_one_list_of_grading_needs_for_the_project_and_every_template(tmp_path_factory):
+    """grader/requirements.txt is what grading needs; the project and each template install it."""
+    grading = environment.pins()
+    assert grading["torch"] == "2.13.0" and set(environment.MODULES) == set(grading)
+    assert "-r grader/requirements.txt" in (ROOT / "requirements.txt").read_text().splitlines()
+    for assignment in ASSIGNMENTS:
+        _, out = released(assignment, tmp_path_factory)
+        lines = (out / "requirements.txt").read_text().splitlines()
+        assert "-r grader/requirements.txt" in lines and f"--extra-index-url {environment.CPU_INDEX}" in lines
+        assert not [line for line in lines if line.split("==")[0] in grading]  # no second copy of a pin
+        assert release.pins(ROOT)["matplotlib"] in lines
+        assert (out / "grader" / "requirements.txt").read_bytes() == environment.REQUIREMENTS.read_bytes()
 
 
 def test_public_rubrics_cover_every_exercise_without_reference_modules():

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from grader import release, rubric
+from grader import environment, rubric
 from grader.release import runner_name
 from project_tests.helpers import ROOT
 from project_tests.test_release import ASSIGNMENTS, released
@@ -71,13 +71,18 @@ def test_classroom_workflow_structure(assignment, tmp_path_factory):
     moved = next(s for s in steps if "run" in s and grader_checkout["path"] in s["run"])
     assert '"$RUNNER_TEMP/grader"' in moved["run"] and 'chmod 700 "$RUNNER_TEMP/grader"' in moved["run"]
 
+    # One list: the grader checkout's grader/requirements.txt is installed, and keys the pip cache.
+    listed = '"$RUNNER_TEMP/grader/grader/requirements.txt"'
     python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python@"))
-    assert python["with"]["cache"] == "pip"
-    install = next(s["run"] for s in steps if "pip install" in s.get("run", ""))
-    assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in install
+    assert "cache" not in python["with"]  # setup-python would key it on this repository's files
+    install = next(s for s in steps if "pip install" in s.get("run", ""))
+    assert f"--extra-index-url {environment.CPU_INDEX} -r {listed}" in install["run"]
     assert "cu1" not in text and "cuda" not in text.lower()
-    for package in release.GRADING_PACKAGES:
-        assert release.pins(ROOT)[package] in install
+    pins = next(s for s in steps if s.get("id") == "pins")
+    assert f"sha256sum {listed}" in pins["run"] and '>> "$GITHUB_OUTPUT"' in pins["run"]
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"] == "~/.cache/pip" and "${{ steps.pins.outputs.hash }}" in cache["with"]["key"]
+    assert steps.index(moved) < steps.index(pins) < steps.index(cache) < steps.index(install)
 
     grade = next(s for s in steps if s.get("id") == "grade")
     assert grade["working-directory"] == "${{ runner.temp }}/grader"

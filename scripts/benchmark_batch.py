@@ -15,7 +15,8 @@ Both grade N copies of the reference solutions, in the same run:
   ``nbgrader generate_assignment``, N submitted copies of the notebook, then the timed
   ``nbgrader autograde --force``.
 
-Prints the wall time of each, per submission, and the ratios. Every submission must get
+Prints the wall time of each, per submission, the CPU time per submission (the command and every
+process it started), and the ratios. Every submission must get
 full marks from both, or the script stops.
 """
 
@@ -26,6 +27,7 @@ import csv
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -164,16 +166,19 @@ def notebook_source(assignment: str, stems: list[str], cases: list[dict], checks
     return nbformat.writes(notebook)
 
 
-def timed(command: list[str], cwd: Path) -> float:
+def timed(command: list[str], cwd: Path) -> tuple[float, float]:
+    """Run ``command``; return its wall time and the CPU time (user + system) of it and its children."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def bench_batch(tmp: Path, assignment: str, n: int, jobs: int, max_score: float) -> float:
+def bench_batch(tmp: Path, assignment: str, n: int, jobs: int, max_score: float) -> tuple[float, float]:
     klass = tmp / "class"
     for i in range(n):
         target = klass / f"student{i:02d}" / "exercises" / assignment
@@ -181,14 +186,14 @@ def bench_batch(tmp: Path, assignment: str, n: int, jobs: int, max_score: float)
         for source in (ROOT / "solutions" / assignment).glob("*.py"):
             shutil.copy(source, target / source.name)
     grades = tmp / f"grades-{jobs}.csv"
-    elapsed = timed([sys.executable, "-m", "grader", "batch", str(klass), "--assignment", assignment,
-                     "--csv", str(grades), "--jobs", str(jobs)], ROOT)
+    times = timed([sys.executable, "-m", "grader", "batch", str(klass), "--assignment", assignment,
+                   "--csv", str(grades), "--jobs", str(jobs)], ROOT)
     rows = list(csv.DictReader(open(grades, newline="")))
     assert len(rows) == n and all(float(r["score"]) == max_score for r in rows), "batch: not full marks"
-    return elapsed
+    return times
 
 
-def bench_nbgrader(tmp: Path, assignment: str, n: int, max_score: float) -> tuple[float, int]:
+def bench_nbgrader(tmp: Path, assignment: str, n: int, max_score: float) -> tuple[tuple[float, float], int]:
     stems = [e.name for e in rubrics.load(ROOT / "tests" / assignment, assignment).exercises]
     cases = hidden_cases(assignment)
     import torch
@@ -211,13 +216,13 @@ def bench_nbgrader(tmp: Path, assignment: str, n: int, max_score: float) -> tupl
         submitted = course / "submitted" / f"student{i:02d}" / assignment
         submitted.mkdir(parents=True)
         (submitted / f"{assignment}.ipynb").write_text(text)
-    elapsed = timed(["nbgrader", "autograde", assignment, "--force"], course)
+    times = timed(["nbgrader", "autograde", assignment, "--force"], course)
     timed(["nbgrader", "export", "--to", str(tmp / "nbgrader.csv")], course)
     rows = [r for r in csv.DictReader(open(tmp / "nbgrader.csv", newline="")) if r["assignment"] == assignment]
     assert len(rows) == n, f"nbgrader: {len(rows)} submissions graded"
     bad = [r["student_id"] for r in rows if float(r["score"]) != max_score]
     assert not bad, f"nbgrader: not full marks for {bad} ({rows[0]['score']} / {max_score})"
-    return elapsed, len(cases)
+    return times, len(cases)
 
 
 def main() -> None:
@@ -238,12 +243,11 @@ def main() -> None:
     print(f"{n} copies of the {args.assignment} reference solutions, {len(rubric.exercises)} modules, "
           f"{tests} hidden tests, {max_score:g} points; {os.cpu_count()} CPUs, "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (other work skews the times)")
-    print(f"{'':34}{'total':>9}{'per submission':>17}")
-    print(f"{'grader batch --jobs 1':34}{one:8.1f}s{one / n:16.2f}s")
-    print(f"{f'grader batch --jobs {args.jobs}':34}{many:8.1f}s{many / n:16.2f}s")
-    print(f"{'nbgrader autograde --force':34}{nb:8.1f}s{nb / n:16.2f}s")
-    print(f"nbgrader / batch --jobs 1: {nb / one:.1f}x;  nbgrader / batch --jobs {args.jobs}: {nb / many:.1f}x")
-
+    print(f"{'':34}{'total':>9}{'per submission':>17}{'CPU per submission':>21}")
+    rows = [("grader batch --jobs 1", one), (f"grader batch --jobs {args.jobs}", many), ("nbgrader autograde --force", nb)]
+    for name, (wall, cpu) in rows:
+        print(f"{name:34}{wall:8.1f}s{wall / n:16.2f}s{cpu / n:20.2f}s")
+    print(f"nbgrader / batch --jobs 1: {nb[0] / one[0]:.1f}x;  nbgrader / batch --jobs {args.jobs}: {nb[0] / many[0]:.1f}x")
 
 if __name__ == "__main__":
     main()

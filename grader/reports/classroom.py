@@ -204,14 +204,21 @@ def output_lines(report: Report) -> str:
     return "".join(f"{name}={value}\n" for name, value in outputs(report).items())
 
 
-def write_actions_files(report: Report, environ: Mapping[str, str] | None = None) -> list[Path]:
+def write_actions_files(report: Report, environ: Mapping[str, str] | None = None, *, payloads: bool = True) -> list[Path]:
     """Append the payloads to ``$GITHUB_OUTPUT`` and the job summary to
-    ``$GITHUB_STEP_SUMMARY`` (each only when its variable is set); return the files written."""
+    ``$GITHUB_STEP_SUMMARY`` (each only when its variable is set); return the files written.
+
+    ``payloads=False`` writes the summary only: a grade that is not the student's to keep
+    (the grader failed on some check) must never reach GitHub Classroom.
+    """
     from grader.reports.summary import markdown
 
     environ = os.environ if environ is None else environ
     written = []
-    for variable, text in (("GITHUB_OUTPUT", output_lines(report)), ("GITHUB_STEP_SUMMARY", markdown(report))):
+    files = (("GITHUB_OUTPUT", output_lines(report) if payloads else ""), ("GITHUB_STEP_SUMMARY", markdown(report)))
+    for variable, text in files:
+        if not text:
+            continue
         target = environ.get(variable)
         if target:
             try:
@@ -227,6 +234,12 @@ def write_actions_files(report: Report, environ: Mapping[str, str] | None = None
 def in_actions(environ: Mapping[str, str] | None = None) -> bool:
     """Whether we run as a GitHub Actions step."""
     return (os.environ if environ is None else environ).get("GITHUB_ACTIONS") == "true"
+
+
+def error_annotation(title: str, message: str) -> str:
+    """A workflow ``::error::`` command: the run's page shows it in red (grader text only, one line)."""
+    escape = lambda text: text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")  # noqa: E731
+    return f"::error title={escape(title).replace(',', '%2C').replace(':', '%3A')}::{escape(message)}"
 
 
 @contextlib.contextmanager

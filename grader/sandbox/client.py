@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.sandbox import confine, wire
+from grader.sandbox import wire
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 MAX_MESSAGE = 1000  # characters of one error message from the sandbox
@@ -59,6 +59,8 @@ class Sandbox:
     """One zygote for a grading run; :meth:`run` may be called once per submission."""
 
     def __init__(self, workdir: Path | None = None):
+        from grader.sandbox import confine  # Linux only: imported here, so that other OSes can use this module's types
+
         # This process holds the secrets of the environment, the tests and the report's path:
         # no process of the same user may ptrace it or read its /proc files.
         confine.libc.prctl(confine.PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -158,6 +160,8 @@ class Sandbox:
         self.process.wait()
         self.log.close()
         self._tmp.cleanup()
+        from grader.sandbox import confine
+
         weaker = sorted(mode for mode in self.isolation if mode != confine.NAMESPACES)
         if weaker:  # a grade made with less isolation: say so (the authoritative regrade runs as root)
             print(f"note: student code ran without Linux namespaces ({'; '.join(weaker)}), in the weaker "

@@ -25,3 +25,6 @@ POOLED = torch.tensor([[[2.0, 3.0, 4.0, 5.0]], [[10.0, 11.0, 12.0, 13.0]]])
 MHA_QUERIES = generated(4, 2, 4, 100)
 MHA_KEYS = generated(5, 2, 6, 100)
 MHA_VALID_LENS = torch.tensor([3, 2])
+
+# Bahdanau attention: Seq2SeqEncoder(10, 8, 16, 2) and Seq2SeqAttentionDecoder(10, 8, 16, 2) on zeros (4, 7).
+SEQ2SEQ_X = torch.zeros((4, 7), dtype=torch.long)

@@ -75,3 +75,16 @@ BATCH_SIZE, NUM_QUERIES, NUM_KVPAIRS = 2, 4, 6
 MHA_VALID_LENS = torch.tensor([3, 2])
 MHA_ARGS = (NUM_HIDDENS, NUM_HIDDENS, NUM_HIDDENS, NUM_HIDDENS, NUM_HEADS, 0.5)
 MHA_OUTPUT_SHAPE = (BATCH_SIZE, NUM_QUERIES, NUM_HIDDENS)
+
+# -- Bahdanau attention in a sequence-to-sequence model -------------------------------------------
+# Seq2SeqEncoder(10, 8, 16, 2) and Seq2SeqAttentionDecoder(10, 8, 16, 2) in eval mode on
+# X = torch.zeros((4, 7), dtype=torch.long), with enc_valid_lens None.
+SEQ2SEQ_ARGS = (10, 8, 16, 2)  # vocab_size, embed_size, num_hiddens, num_layers
+SEQ2SEQ_X = torch.zeros((4, 7), dtype=torch.long)
+SEQ2SEQ_OUTPUT_SHAPE = (4, 7, 10)
+SEQ2SEQ_STATE_SHAPES = ((4, 7, 16), (2, 4, 16))  # state[0] (enc_outputs), state[1] (hidden_state)
+
+
+def random_tokens(seed: int, vocab_size: int, *shape: int) -> torch.Tensor:
+    """Token ids in ``0 .. vocab_size - 1`` (int64)."""
+    return torch.randint(0, vocab_size, shape, generator=generator(seed))

@@ -1,12 +1,34 @@
 """Helpers shared by the d2l_attention tests (trusted side).
 
 ``same_seed`` builds a reference module the way the sandbox builds the student's
-(``torch.manual_seed`` right before construction); ``check_gradients`` compares gradients.
+(``torch.manual_seed`` right before construction); ``check_gradients`` compares gradients;
+``masked_weight_problem`` says what is visibly wrong with masked attention weights.
 """
 
 import torch
 
 from grader.checks import close, require
+
+
+def masked_weight_problem(weights, valid_lens: torch.Tensor | None, shape) -> str:
+    """What is visibly wrong with attention weights given the valid lengths (a weight at a masked
+    position, rows that do not sum to 1), or "": an observation, never a guessed cause."""
+    if not isinstance(weights, torch.Tensor) or tuple(weights.shape) != tuple(shape) or not weights.is_floating_point():
+        return ""
+    batch, queries, keys = shape
+    allowed = torch.ones(shape, dtype=torch.bool)
+    if valid_lens is not None:
+        lens = valid_lens.reshape(batch, -1)  # (batch, 1) or (batch, queries)
+        allowed = torch.arange(keys)[None, None, :] < lens[:, :, None].expand(batch, queries, 1)
+    w = weights.detach().double()
+    leaked = ~allowed & (w.abs() > 1e-6)
+    if leaked.any():
+        where = tuple(leaked.nonzero()[0].tolist())
+        return f"weight {w[where].item():.4f} at masked position {list(where)}: positions at or beyond the valid length must get weight 0"
+    sums = w.sum(dim=-1)
+    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+        return "the rows do not sum to 1"
+    return ""
 
 
 def same_seed(seed: int, cls, *args, **kwargs):

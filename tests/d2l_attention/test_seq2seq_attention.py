@@ -1,0 +1,261 @@
+"""Section 11.4: Bahdanau attention in a sequence-to-sequence decoder, and BLEU
+(graded with the reference AdditiveAttention)."""
+
+import math
+
+import pytest
+import torch
+
+import seq2seq_attention as ref
+from book import SEQ2SEQ_ARGS, SEQ2SEQ_OUTPUT_SHAPE, SEQ2SEQ_STATE_SHAPES, SEQ2SEQ_X, random_inputs, random_tokens
+from grader.checks import close, require
+from grader.plugin import calls
+from hints import check_gradients, masked_weight_problem, same_seed
+
+SEED = 11
+# Encoder outputs and states are made here, not by an encoder. They are large (3 * normal) so
+# that the tanh of additive attention works outside its linear range: there, the weights
+# depend on the query (with small inputs, tanh is nearly linear and the query's share of
+# every score is the same, so the weights hardly depend on which hidden state is the query).
+# Not the book's sizes. One layer: 3 sources of 5 steps, 4 target steps, vocabulary 11.
+ARGS = [11, 6, 8, 1, 0.0]  # vocab_size, embed_size, num_hiddens, num_layers, dropout
+ENC_OUT, ENC_STATE = 3 * random_inputs(81, 5, 3, 8), 3 * random_inputs(82, 1, 3, 8)
+X = random_tokens(83, 11, 3, 4)
+LENS = torch.tensor([2, 5, 3])
+# Two layers (the query must come from the last one), 2 sources of 6 steps, 5 target steps.
+ARGS_2 = [7, 5, 6, 2, 0.0]
+ENC_OUT_2, ENC_STATE_2 = 3 * random_inputs(84, 6, 2, 6), 3 * random_inputs(85, 2, 2, 6)
+X_2 = random_tokens(86, 7, 2, 5)
+LENS_2 = torch.tensor([6, 1])
+# Three layers with dropout 0.5: in eval mode nothing is dropped.
+ARGS_3 = [9, 4, 6, 3, 0.5]
+ENC_STATE_3 = 3 * random_inputs(87, 3, 2, 6)
+UPSTREAM = random_inputs(88, 2, 5, 7)
+
+
+def probe(name, args, enc_outputs, enc_state, tokens, lens, **kwargs):
+    """Marker: run the probe ``name`` on ``Seq2SeqAttentionDecoder(*args)`` (seeded) in the sandbox."""
+    return pytest.mark.probe(name, args=args, seed=SEED, enc_outputs=enc_outputs, enc_state=enc_state, X=tokens,
+                             enc_valid_lens=lens, **kwargs)
+
+
+def reference(args, enc_outputs, enc_state, tokens, lens):
+    """Output, state after decoding and per-step attention weights of the reference, in eval mode."""
+    module = same_seed(SEED, ref.Seq2SeqAttentionDecoder, *args)
+    with torch.no_grad():
+        output, state = module(tokens, module.init_state((enc_outputs, enc_state), lens))
+    return output, state, module.attention_weights
+
+
+# -- known mistakes, computed with the reference's layers -------------------------------------------
+
+
+def shape_of(value) -> str:
+    """A value's shape for a message, or its type."""
+    return str(tuple(value.shape)) if isinstance(value, torch.Tensor) else type(value).__name__
+
+
+def first_step(actual, expected: torch.Tensor) -> str:
+    """Where outputs ``(batch, steps, vocab)`` first differ from the reference: which decoding step."""
+    if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape:
+        return ""
+    differs = ~torch.isclose(actual.double(), expected.double(), atol=1e-4, rtol=0)
+    steps = differs.any(dim=2).any(dim=0).nonzero()
+    if len(steps) == 0:
+        return ""
+    step = int(steps[0])
+    if step == 0:
+        return "Your outputs differ from the reference's from the first decoding step on."
+    matching = "Decoding step 0 matches" if step == 1 else f"Decoding steps 0 to {step - 1} match"
+    return f"{matching} the reference's; step {step} is the first that differs."
+
+
+# -- the book's example ----------------------------------------------------------------------------
+@pytest.mark.probe("book_example", args=list(SEQ2SEQ_ARGS), seed=SEED, X=SEQ2SEQ_X)
+def test_book_shapes(probed):
+    output, state, weights = probed["output"], probed["state"], probed["weights"]
+    what = "the book's example: Seq2SeqEncoder(10, 8, 16, 2), Seq2SeqAttentionDecoder(10, 8, 16, 2), X (4, 7) zeros"
+    got = [shape_of(output), shape_of(state[0]), shape_of(state[1])]
+    expected = [str(SEQ2SEQ_OUTPUT_SHAPE), *map(str, SEQ2SEQ_STATE_SHAPES)]
+    require(got == expected, "the shapes differ from the book's", what=what,
+            expected=f"output {expected[0]}, state[0] {expected[1]}, state[1] {expected[2]}",
+            actual=f"output {got[0]}, state[0] {got[1]}, state[1] {got[2]}",
+            hint="outputs are (batch_size, num_steps, vocab_size): apply dense to the concatenated GRU outputs "
+                 "(num_steps, batch_size, num_hiddens), then permute(1, 0, 2); state[0] is the encoder's outputs "
+                 "batch first, state[1] the GRU's hidden state (num_layers, batch_size, num_hiddens).")
+    require(weights is not None and len(weights) == 7, "attention_weights should hold one tensor per decoding step",
+            what=f"{what}: decoder.attention_weights", expected="a list of 7 tensors",
+            actual="not a list of tensors" if weights is None else f"{len(weights)} tensors",
+            hint="Append self.attention.attention_weights to a list at every step of the loop, and return that list "
+                 "from the attention_weights property.")
+
+
+@pytest.mark.probe("book_example", args=list(SEQ2SEQ_ARGS), seed=SEED, X=SEQ2SEQ_X)
+def test_book_values(probed):
+    torch.manual_seed(SEED)
+    encoder, decoder = ref.Seq2SeqEncoder(*SEQ2SEQ_ARGS).eval(), ref.Seq2SeqAttentionDecoder(*SEQ2SEQ_ARGS).eval()
+    with torch.no_grad():
+        expected, _ = decoder(SEQ2SEQ_X, decoder.init_state(encoder(SEQ2SEQ_X), None))
+    close(probed["output"], expected, what="the book's example, values (encoder then decoder built after one seed)")
+
+
+# -- structure ------------------------------------------------------------------------------------
+@pytest.mark.probe("parameters", args=ARGS_2, seed=SEED)
+def test_parameters(probed):
+    expected = [[n, list(p.shape)] for n, p in ref.Seq2SeqAttentionDecoder(*ARGS_2).named_parameters()]
+    require(probed == expected, "the parameters are not those of attention, embedding, rnn, dense in that order",
+            what="parameters of Seq2SeqAttentionDecoder(7, 5, 6, 2), in creation order",
+            expected=", ".join(f"{n} {tuple(s)}" for n, s in expected),
+            actual=", ".join(f"{n} {tuple(s)}" for n, s in probed)[:800],
+            hint="attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout); embedding = "
+                 "nn.Embedding(vocab_size, embed_size); rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, "
+                 "num_layers, dropout=dropout) (its input is the context and the embedded token); dense = "
+                 "nn.Linear(num_hiddens, vocab_size).")
+
+
+@probe("init", ARGS, ENC_OUT, ENC_STATE, None, LENS)
+def test_init_state(probed):
+    enc_outputs, hidden, lens = probed
+    what = "init_state((outputs of shape (5, 3, 8), state of shape (1, 3, 8)), enc_valid_lens [2, 5, 3])"
+    close(enc_outputs, ENC_OUT.permute(1, 0, 2), what=f"{what}[0]: the encoder's outputs, batch first (3, 5, 8)")
+    close(hidden, ENC_STATE, what=f"{what}[1]: the encoder's final state, unchanged")
+    require(isinstance(lens, torch.Tensor) and lens.tolist() == LENS.tolist(), "enc_valid_lens is not passed on",
+            what=f"{what}[2]", expected=str(LENS.tolist()), actual=repr(lens)[:80],
+            hint="Keep enc_valid_lens in the state: every decoding step masks the padding with it.")
+
+
+# -- decoding -------------------------------------------------------------------------------------
+def check_outputs(actual, inputs: tuple, what: str) -> None:
+    """The outputs equal the reference's on ``inputs``; else name a known mistake, or the first step that differs."""
+    expected = reference(*inputs)[0]
+    step = first_step(actual, expected)
+    close(actual, expected, what=f"{what} ({step})" if step else what)
+
+
+@probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
+def test_matches_reference(probed):
+    check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, LENS),
+                  "Seq2SeqAttentionDecoder(11, 6, 8, 1): 3 sources of 5 steps, enc_valid_lens [2, 5, 3], "
+                  "4 target steps (outputs (3, 4, 11), same seed as the reference)")
+
+
+@probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+def test_two_layers(probed):
+    check_outputs(probed["output"], (ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2),
+                  "Seq2SeqAttentionDecoder(7, 5, 6, 2) (two GRU layers): 2 sources of 6 steps, enc_valid_lens [6, 1], "
+                  "5 target steps")
+
+
+@probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+def test_state_after_decoding(probed):
+    enc_outputs, hidden, lens = probed["state"]
+    _, (ref_outputs, ref_hidden, _), _ = reference(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+    what = "the state forward returns: [enc_outputs, hidden_state, enc_valid_lens]"
+    close(enc_outputs, ref_outputs, what=f"{what}, item 0: the encoder's outputs (batch first), unchanged")
+    close(hidden, ref_hidden, what=f"{what}, item 1: the GRU's hidden state after the last step (2, 2, 6)")
+    require(isinstance(lens, torch.Tensor) and lens.tolist() == LENS_2.tolist(), "enc_valid_lens is not passed on",
+            what=f"{what}, item 2", expected=str(LENS_2.tolist()), actual=repr(lens)[:80])
+
+
+def check_weights_per_step(probed, args, enc_outputs, enc_state, tokens, lens, what):
+    """One weight tensor per step, each equal to the reference's: the first step that differs is named."""
+    weights = probed["weights"]
+    expected = reference(args, enc_outputs, enc_state, tokens, lens)[2]
+    require(weights is not None and len(weights) == len(expected),
+            "attention_weights should be a list with one tensor per decoding step", what=what,
+            expected=f"a list of {len(expected)} tensors of shape {tuple(expected[0].shape)}",
+            actual="not a list of tensors" if weights is None else f"{len(weights)} tensors",
+            hint="At every step, append self.attention.attention_weights to a list; the attention_weights "
+                 "property returns the list of the last forward call.")
+    for step, (mine, theirs) in enumerate(zip(weights, expected)):
+        close(mine, theirs, grid=True, what=f"{what}, decoding step {step} (batch_size, 1, num_enc_steps)")
+
+
+@probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+def test_attention_weights(probed):
+    check_weights_per_step(probed, ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2,
+                           "decoder.attention_weights of Seq2SeqAttentionDecoder(7, 5, 6, 2), enc_valid_lens [6, 1]")
+
+
+@probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
+def test_attention_masks_padding(probed):
+    weights = probed["weights"]
+    what = "decoder.attention_weights with enc_valid_lens [2, 5, 3]: zero beyond each source, rows summing to 1"
+    require(weights is not None and len(weights) == 4, "attention_weights should be a list of 4 tensors (4 steps)",
+            what=what, hint="Keep one attention-weight tensor per decoding step.")
+    for step, w in enumerate(weights):
+        require(isinstance(w, torch.Tensor) and tuple(w.shape) == (3, 1, 5), f"step {step}: the weights have the wrong shape",
+                what=f"{what}, decoding step {step}", expected="shape (3, 1, 5)", actual=shape_of(w))
+        problem = masked_weight_problem(w, LENS, (3, 1, 5))
+        require(problem == "", f"decoding step {step}: {problem}", what=f"{what}, decoding step {step}")
+
+
+@probe("decode", ARGS, ENC_OUT, ENC_STATE, X, None)
+def test_no_valid_lens(probed):
+    check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, None),
+                  "Seq2SeqAttentionDecoder(11, 6, 8, 1) with enc_valid_lens None (every source step counts)")
+
+
+@probe("decode_twice", ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
+def test_eval_is_deterministic(probed):
+    what = "Seq2SeqAttentionDecoder(9, 4, 6, 3, dropout=0.5) in eval mode"
+    close(probed["second"], probed["first"], what=f"{what}: a second call from the same state gives the same outputs")
+    check_outputs(probed["first"], (ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2), f"{what}: outputs (3 GRU layers)")
+
+
+@probe("gradients", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, upstream=UPSTREAM)
+def test_gradients(probed):
+    module = same_seed(SEED, ref.Seq2SeqAttentionDecoder, *ARGS_2)
+    enc_outputs, enc_state = ENC_OUT_2.clone().requires_grad_(), ENC_STATE_2.clone().requires_grad_()
+    output, _ = module(X_2, module.init_state((enc_outputs, enc_state), LENS_2))
+    (output * UPSTREAM).sum().backward()
+    expected = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
+    expected.update({"encoder outputs": enc_outputs.grad, "encoder state": enc_state.grad})
+    check_gradients(probed, expected, "gradients through Seq2SeqAttentionDecoder (every parameter, the encoder's "
+                                      "outputs and state)")
+
+
+# -- BLEU -----------------------------------------------------------------------------------------
+
+
+def check_bleu(probed, pred, label, k, expected, worked=""):
+    """``bleu(pred, label, k)`` is a number equal to ``expected`` (worked out by hand, as ``worked`` shows)."""
+    what = f"bleu({pred!r}, {label!r}, k={k})"
+    require(type(probed) in (int, float), "bleu should return a number (a Python float)", what=what,
+            expected=f"{expected:.4f}", actual=repr(probed)[:80])
+    close(torch.tensor(float(probed), dtype=torch.float64), torch.tensor(expected, dtype=torch.float64),
+          what=f"{what}; worked out: {worked}" if worked else what, atol=1e-6)
+
+
+@calls("bleu", "the cat sat on the mat", "the cat sat on the mat", 4)
+def test_bleu_exact_match(probed):
+    check_bleu(probed, "the cat sat on the mat", "the cat sat on the mat", 4, 1.0,
+               "Every n-gram of the prediction occurs in the label, so p_1 = ... = p_4 = 1, and the lengths are "
+               "equal, so the penalty is exp(0) = 1: BLEU = 1.")
+
+
+@calls("bleu", "il est calme", "je suis chez moi .", 2)
+def test_bleu_no_overlap(probed):
+    check_bleu(probed, "il est calme", "je suis chez moi .", 2, 0.0,
+               "No token of the prediction occurs in the label: p_1 = 0/3, so BLEU = 0 whatever the other factors.")
+
+
+@calls("bleu", "a b", "a b c d", 2)
+def test_bleu_brevity_penalty(probed):
+    check_bleu(probed, "a b", "a b c d", 2, math.exp(-1),
+               "p_1 = 2/2 and p_2 = 1/1, but the prediction has 2 tokens and the label 4: the penalty is "
+               "exp(min(0, 1 - 4/2)) = exp(-1) = 0.3679.")
+
+
+@calls("bleu", "a b c d", "a b d c", 2)
+def test_bleu_k(probed):
+    check_bleu(probed, "a b c d", "a b d c", 2, (1 / 3) ** 0.25,
+               "p_1 = 4/4; the bigrams ab, bc, cd of the prediction against ab, bd, dc of the label: p_2 = 1/3. "
+               "BLEU = 1 ** 0.5 * (1/3) ** 0.25 = 0.7598 (with k = 1 it would be 1).")
+
+
+@calls("bleu", "a a a a", "a b", 1)
+def test_bleu_clipped_counts(probed):
+    check_bleu(probed, "a a a a", "a b", 1, 0.5,
+               "\"a\" occurs once in the label, so only one of the four predicted \"a\" counts: p_1 = 1/4; the "
+               "prediction is longer than the label, so no penalty: BLEU = (1/4) ** 0.5 = 0.5.")
