@@ -1,21 +1,16 @@
 """Comparisons for hidden tests, with feedback a student can act on.
 
 Tests call these in the trusted process on values decoded from the sandbox. A failed check
-raises :class:`Mismatch`, whose feedback (what was checked, expected, actual, a hint, and
-for attention weights both matrices as grids) goes into the report.
+raises :class:`Mismatch`, whose feedback (what was checked, expected, actual, for attention
+weights both matrices as grids, and for checks of structure what was observed) goes into the
+report. Concepts are named by the module's diagnosis, never guessed here.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
-
 import torch
 
 from grader.model import Feedback
-
-# A known mistake, as the hint that names it and what the reference computes when making it.
-Variants = Mapping[str, "torch.Tensor | Callable[[], torch.Tensor]"]
-
 
 class Mismatch(AssertionError):
     """A check failed; ``feedback`` says why."""
@@ -68,41 +63,12 @@ def _grid(t: torch.Tensor) -> list | None:
     return [[round(float(x), 4) for x in row] for row in t.float()]
 
 
-def _resolve(candidate):
-    try:
-        return candidate() if callable(candidate) else candidate
-    except Exception:  # noqa: BLE001 - a variant that cannot be computed names nothing
-        return None
-
-
-def diagnose(actual: torch.Tensor, variants: Variants, atol: float) -> str:
-    """The hint of the first known mistake whose result ``actual`` matches, else ""."""
-    for hint, candidate in variants.items():
-        value = _resolve(candidate)
-        if (
-            isinstance(value, torch.Tensor)
-            and value.shape == actual.shape
-            and torch.allclose(actual.double(), value.double(), atol=atol, rtol=0)
-        ):
-            return hint
-    return ""
-
-
-def close(
-    actual,
-    expected: torch.Tensor,
-    *,
-    what: str,
-    atol: float = 1e-4,
-    hint: str = "",
-    variants: Variants | None = None,
-    grid: bool = False,
-) -> None:
+def close(actual, expected: torch.Tensor, *, what: str, atol: float = 1e-4, grid: bool = False) -> None:
     """Check that ``actual`` is a tensor of ``expected``'s shape, finite, within ``atol``.
 
-    ``what`` names the check for the student; ``variants`` map hints to the values that known
-    mistakes produce (first match wins); ``hint`` is used when no variant matches; ``grid``
-    asks for both matrices drawn side by side (attention weights).
+    ``what`` names the check for the student; ``grid`` keeps both matrices (attention weights).
+    No concept is guessed here: the module's diagnosis (``grader.diagnose``) names one only
+    when the catalog confirms it.
     """
     expected = expected.detach()
     feedback = Feedback(checked=what, expected=fmt(expected))
@@ -113,25 +79,19 @@ def close(
     if grid:
         feedback.expected_grid, feedback.actual_grid = _grid(expected), _grid(actual)
     if tuple(actual.shape) != tuple(expected.shape):
-        feedback.hint = hint_for_shape(actual, expected) or hint
-        raise Mismatch(
-            f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}", feedback
-        )
+        raise Mismatch(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}", feedback)
     if not actual.is_floating_point() and expected.is_floating_point():
-        feedback.hint = "Return floating-point values (torch.float32), as the textbook does."
         raise Mismatch(f"{what}: expected a float tensor, got {actual.dtype}", feedback)
     a, e = actual.double(), expected.double()
     nonfinite = ~torch.isfinite(a) & torch.isfinite(e)
     if nonfinite.any():
         where = tuple(nonfinite.nonzero()[0].tolist())
-        feedback.hint = hint or "NaN or inf usually comes from a softmax over a row that is all -inf, or dividing by zero."
         raise Mismatch(f"{what}: your result has NaN or inf (first at {list(where)})", feedback)
     bad = ~torch.isclose(a, e, atol=atol, rtol=0, equal_nan=True)
     if not bad.any():
         return
     count, total = int(bad.sum()), bad.numel()
     first = tuple(bad.nonzero()[0].tolist())
-    feedback.hint = diagnose(actual, variants or {}, atol) or hint
     raise Mismatch(
         f"{what}: {count} of {total} values differ by more than {atol:g}; first at {list(first)}: "
         f"expected {e[first].item():.4f}, got {a[first].item():.4f}",
@@ -139,38 +99,26 @@ def close(
     )
 
 
-def hint_for_shape(actual: torch.Tensor, expected: torch.Tensor) -> str:
-    """Name the usual reason for a wrong shape."""
-    if actual.dim() == expected.dim() and sorted(actual.shape) == sorted(expected.shape):
-        return "The dimensions are in the wrong order: check your transpose / view."
-    if actual.dim() == expected.dim() - 1:
-        return "A dimension is missing: did you drop the batch dimension, or sum over a dimension?"
-    if actual.dim() == expected.dim() + 1:
-        return "There is an extra dimension: check your view / unsqueeze."
-    return ""
-
-
-def attention_weight_hints(weights: torch.Tensor, causal: bool) -> str:
-    """Name what is wrong with an attention-weight matrix by looking at it alone."""
+def visibly_wrong_weights(weights: torch.Tensor, causal: bool) -> bool:
+    """Whether attention weights are wrong on their face: rows that do not sum to 1, weight on
+    future tokens (``causal``), or a zero diagonal (a token that cannot see itself)."""
     w = weights.detach().double()
     if w.numel() == 0 or w.dim() == 0:
         return ""
     n = w.shape[-1]
     if w.dim() >= 2 and w.shape[-2] == n and causal:
         future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
-        if (w[..., future].abs() > 1e-6).any():
-            return "Tokens attend to future tokens: the causal mask is missing (or not applied to these scores)."
-        if n > 1 and (w.diagonal(dim1=-2, dim2=-1).abs() < 1e-9).any():
-            return "The diagonal is masked too: a token must attend to itself (use diagonal=1 for the mask)."
+        if (w[..., future].abs() > 1e-6).any() or (n > 1 and (w.diagonal(dim1=-2, dim2=-1).abs() < 1e-9).any()):
+            return True
     sums = w.sum(dim=-1)
-    if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
-        if w.dim() >= 2 and torch.allclose(w.sum(dim=-2), torch.ones_like(sums), atol=1e-4):
-            return "The columns sum to 1, not the rows: apply softmax over the last dimension (dim=-1)."
-        return "The rows do not sum to 1: normalise each row (softmax over dim=-1)."
-    return ""
+    return not torch.allclose(sums, torch.ones_like(sums), atol=1e-4)
 
 
 def require(condition: bool, message: str, *, what: str, hint: str = "", expected: str = "", actual: str = "") -> None:
-    """Fail with feedback unless ``condition`` holds (for checks that are not tensor comparisons)."""
+    """Fail with feedback unless ``condition`` holds (for checks that are not tensor comparisons).
+
+    ``hint`` says what was observed and how to fix it (the mask is a plain attribute, ...);
+    never a guess from a value.
+    """
     if not condition:
         raise Mismatch(message, Feedback(checked=what, hint=hint, expected=expected, actual=actual))

@@ -103,7 +103,7 @@ def check_command(args, settings: Settings) -> int:
         runner.close()
     if args.json_path:
         write_json(report, args.json_path)
-    terminal.show(report, note=NOTE)
+    terminal.show(report, note=NOTE, public=True)
     return not_a_grade(report) if report.grader_errors else 0
 
 

@@ -52,7 +52,9 @@ def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, 
 
     plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=sandbox, submission_dir=workdir, missing=taken.missing)
     log = run_suite(settings.suite_for(assignment), settings.solutions_for(assignment), plugin)
-    report = build_report(rubric, plugin.json_report, taken, plugin.result.output)
+    report = build_report(rubric, plugin.json_report, taken, plugin.result.output, plugin.diagnoses)
+    if getattr(plugin, "diagnosis_error", ""):
+        report.grader_errors.append(f"the diagnosis failed:\n{plugin.diagnosis_error}")
     if plugin.json_report is None:
         report.grader_errors.append(f"pytest did not produce a report:\n{log[-3000:]}")
     return report
@@ -95,7 +97,8 @@ def run_suite(suite: Path, solutions: Path, plugin) -> str:
     return log.getvalue()
 
 
-def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submission.Taken, output: dict[str, str]) -> Report:
+def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submission.Taken, output: dict[str, str],
+                 diagnoses: dict | None = None) -> Report:
     """The report for one submission, from pytest-json-report's JSON and the rubric."""
     report = Report(assignment=rubric.assignment, score=0.0, max_score=0.0, flags=list(taken.flags))
     by_exercise: dict[str, list[TestResult]] = {e.name: [] for e in rubric.exercises}
@@ -123,6 +126,7 @@ def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submis
             tests=tests,
             message=exercise_message(exercise.name, tests, taken),
             output=output.get(exercise.name, ""),
+            diagnosis=(diagnoses or {}).get(exercise.name),
         )
         report.exercises.append(result)
     report.score = sum(e.score for e in report.exercises)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from grader.model import ExerciseResult, Feedback, Report, TestResult
+from grader.model import Diagnosis, ExerciseResult, Feedback, Report, TestResult
 
 MESSAGE = 2000  # characters of one line of text (a message, a hint, a flag)
 NAME = 200  # characters of a name (a test, an exercise, a student id)
@@ -62,6 +62,18 @@ def _feedback(feedback: Feedback | None) -> Feedback | None:
     )
 
 
+def _diagnosis(diagnosis: Diagnosis | None) -> Diagnosis | None:
+    if diagnosis is None:
+        return None
+    return Diagnosis(
+        concepts=[clean(concept) for concept in diagnosis.concepts[:10]], stage=clean(diagnosis.stage),
+        checked=clean(diagnosis.checked), expected=clean(diagnosis.expected, one_line=False),
+        actual=clean(diagnosis.actual, one_line=False), expected_grid=_grid(diagnosis.expected_grid),
+        actual_grid=_grid(diagnosis.actual_grid), error=clean(diagnosis.error), where=clean(diagnosis.where),
+        code=clean(diagnosis.code),
+    )
+
+
 def _test(test: TestResult) -> TestResult:
     return dataclasses.replace(test, name=clean(test.name, NAME), status=clean(test.status, 20),
                                message=clean(test.message), feedback=_feedback(test.feedback))
@@ -70,7 +82,7 @@ def _test(test: TestResult) -> TestResult:
 def _exercise(exercise: ExerciseResult) -> ExerciseResult:
     return dataclasses.replace(exercise, name=clean(exercise.name, NAME), message=clean(exercise.message),
                                output=clean(exercise.output, BLOCK, one_line=False),
-                               tests=[_test(t) for t in exercise.tests])
+                               tests=[_test(t) for t in exercise.tests], diagnosis=_diagnosis(exercise.diagnosis))
 
 
 def clean_report(report: Report) -> Report:

@@ -28,6 +28,30 @@ class Feedback:
 
 
 @dataclass
+class Diagnosis:
+    """One diagnosis for an exercise module with failing checks, shown above them.
+
+    A concept appears only when confirmed (a catalog mistake reproduces the student's results,
+    or an exception leaves no doubt); otherwise the diagnosis says where the computation first
+    leaves the reference's, or explains the exception.
+    """
+
+    # Confirmed concepts, one per mistake found ("Divide the scores by sqrt(d_k) ...").
+    concepts: list[str] = field(default_factory=list)
+    # The first step whose values differ ("attention weights (the softmax output)"), and on what.
+    stage: str = ""
+    checked: str = ""
+    expected: str = ""
+    actual: str = ""
+    expected_grid: list | None = None
+    actual_grid: list | None = None
+    # An exception in student code, explained: its kind and meaning, where, and that line.
+    error: str = ""
+    where: str = ""
+    code: str = ""
+
+
+@dataclass
 class TestResult:
     """One hidden test of one exercise."""
 
@@ -52,6 +76,8 @@ class ExerciseResult:
     message: str = ""
     # The start of what the student's code printed, truncated.
     output: str = ""
+    # Why the failing checks fail, once for the module (None when every check passed).
+    diagnosis: Diagnosis | None = None
 
 
 @dataclass
@@ -80,5 +106,6 @@ class Report:
                 TestResult(**{**t, "feedback": Feedback(**t["feedback"]) if t.get("feedback") else None})
                 for t in ex["tests"]
             ]
-            exercises.append(ExerciseResult(**{**ex, "tests": tests}))
+            diagnosis = Diagnosis(**ex["diagnosis"]) if ex.get("diagnosis") else None
+            exercises.append(ExerciseResult(**{**ex, "tests": tests, "diagnosis": diagnosis}))
         return cls(**{**data, "exercises": exercises})

@@ -22,7 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from grader import catalog
 from grader.checks import Mismatch, StudentCodeFailed
+from grader.diagnose import ProbeRun, diagnose
+from grader.model import Diagnosis
 from grader.rubric import Rubric
 from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, ProbeOutcome, Sandbox
@@ -50,6 +53,8 @@ class GradingPlugin:
         self.missing = missing  # module stem -> why it could not be taken from the submission
         self.json_report: dict | None = None
         self.result = PlanResult()
+        self.calls: dict[str, tuple[str, str, dict]] = {}  # test id -> (module stem, probe, its arguments)
+        self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
 
     # -- collection: gather every probe and run them all -------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -75,6 +80,7 @@ class GradingPlugin:
                 "probes": [],
             })
             spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": plain(marker.kwargs)})
+            self.calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
         if not modules:
             return
         limits = {
@@ -104,7 +110,7 @@ class GradingPlugin:
             raise RuntimeError(f"no probe outcome for {request.node.nodeid}")
         if outcome.outcome != "ok":
             raise student_failure(stem, outcome)
-        return outcome.value
+        return catalog.unwrap(outcome.value)
 
     # -- results into pytest-json-report -------------------------------------------------------
     def pytest_json_runtest_metadata(self, item, call):
@@ -136,6 +142,40 @@ class GradingPlugin:
 
     def pytest_json_modifyreport(self, json_report):
         self.json_report = json_report
+        try:
+            self.diagnoses = self.diagnose(json_report)
+        except Exception:  # noqa: BLE001 - the grade stands without a diagnosis
+            self.diagnoses = {}
+            self.diagnosis_error = traceback.format_exc(limit=3)
+
+    def diagnose(self, json_report) -> dict[str, Diagnosis]:
+        """One diagnosis per module with a failing check (see grader.diagnose)."""
+        failed: dict[str, dict] = {}
+        for test in json_report.get("tests", []):
+            if test["outcome"] != "passed":
+                grading = (test.get("metadata") or {}).get("grading") or {}
+                failed[test["nodeid"]] = {**(grading.get("feedback") or {})}
+                failed[test["nodeid"]].setdefault("checked", grading.get("message", ""))
+        source = catalog_source(self.settings.suite_for(self.rubric.assignment),
+                                self.settings.solutions_for(self.rubric.assignment))
+        runs: dict[str, list[ProbeRun]] = {}
+        for nodeid, (stem, probe, kwargs) in self.calls.items():
+            outcome = self.result.outcomes.get(nodeid)
+            student, where = None, ""
+            if outcome is not None and outcome.outcome == "ok":
+                student = outcome.value
+            elif outcome is not None and outcome.outcome in ("error", "crash", "timeout") and not outcome.error.get("not_attempted"):
+                student = catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
+                where = outcome.error.get("where", "")
+            feedback = failed.get(nodeid, {})
+            runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
+                                                      feedback.get("checked") or "", feedback))
+        diagnoses = {}
+        for stem, module_runs in runs.items():
+            found = diagnose(stem, source, module_runs, self.submission_dir)
+            if found is not None:
+                diagnoses[stem] = found
+        return diagnoses
 
 
 def calls(function: str, *args, seed: int | None = None):
@@ -198,3 +238,15 @@ def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
     if error.get("probe_error"):
         return StudentCodeFailed(message, status="error")
     return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
+
+
+def catalog_source(suite: Path, solutions: Path):
+    """Where reference and mistake results come from: the precomputed table beside a public
+    suite, else the reference solutions run live, else nowhere (localization only)."""
+    from grader.public_catalog import Table
+
+    if (suite / Table.FILE).is_file():
+        return Table(suite / Table.FILE)
+    if solutions.is_dir() and any(solutions.glob("*.py")):
+        return catalog.Reference(suite, solutions)
+    return None

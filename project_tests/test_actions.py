@@ -387,3 +387,44 @@ def test_summary_escapes_feedback_and_flags():
     assert "<script>" not in text and "<b>" not in text
     assert "[link](" not in text and "\\| broken \\|" in text
     assert text.count("<pre>") == text.count("</pre>")
+
+
+def diagnosed_report(failing: int = 6) -> model.Report:
+    """One exercise with a diagnosis (a concept, a step, grids, student code) and many failing checks."""
+    diagnosis = model.Diagnosis(
+        concepts=["Divide the scores by sqrt(d_k)."], stage="attention weights (the softmax output)", checked="f(x)",
+        expected="shape (2, 2)", actual="shape (2, 2)", expected_grid=[[1.0, 0.0], [0.14, 0.86]],
+        actual_grid=[[0.5, 0.5], [0.0, 1.0]], where="causal.py, line 3, in forward", code="<script>x</script> ::warning::")
+    tests = [model.TestResult(f"test_{i}", "failed", 0.0, 1.0, f"wrong {i}") for i in range(failing)]
+    tests.append(model.TestResult("test_ok", "passed", 1.0, 1.0))
+    return model.Report("ch03", 1.0, failing + 1.0, [model.ExerciseResult("causal", 1.0, failing + 1.0, tests,
+                                                                          diagnosis=diagnosis)])
+
+
+def test_the_summary_gives_one_diagnosis_per_module_on_top_then_the_checks():
+    text = summary.markdown(diagnosed_report())
+    assert text.count("Divide the scores by") == 1 and "<script>" not in text
+    assert text.index("Divide the scores by") < text.index("test\\_0, test\\_1") < text.index("test\\_5")
+    assert "░ 0.14" in text and "   ·  " in text and "█ 1.00" in text  # shades without colour; 0 is a dot
+    assert "test\\_ok" not in text.split("### What to fix")[1]
+
+
+def test_the_classroom_message_carries_the_diagnosis_once():
+    data = json.loads(base64.b64decode(classroom.outputs(diagnosed_report())["causal"]))
+    messages = [t["message"] for t in data["tests"]]
+    assert sum("sqrt(d_k)" in m for m in messages) == 1 and "sqrt(d_k)" in messages[0]
+    assert all("::warning::" not in m or not m.lstrip().startswith("::") for m in messages)
+
+
+def test_the_terminal_draws_the_diagnosis_once_with_shades(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from grader.reports import terminal
+
+    out = io.StringIO()
+    terminal.show(diagnosed_report(), console=Console(file=out, width=120, color_system="standard", force_terminal=True))
+    text = out.getvalue()
+    assert text.count("sqrt(d_k)") == 1 and "░ 0.14" in text and "5 other" not in text
+    assert "1 other check passed" in text

@@ -194,3 +194,22 @@ def test_grade_does_not_flag_the_templates_own_files(tmp_path_factory, tmp_path)
     (template / "pytest.ini").write_text("[pytest]\naddopts = -p no:grader\n")
     proc, report = grade_cli(template, "ch03")
     assert report["flags"] == ["pytest.ini tries to configure pytest or Python (ignored by the grader)"]
+
+
+def test_check_names_the_missing_scaling_in_v1_and_v2_and_counts_checks_not_points(tmp_path_factory, tmp_path):
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    unscaled = "torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)"
+    for stem, text in solution_sources("ch03").items():
+        if stem in ("self_attention_v1", "self_attention_v2"):
+            text = text.replace(unscaled, "torch.softmax(attn_scores, dim=-1)")
+        (template / "exercises" / "ch03" / f"{stem}.py").write_text(text)
+    proc, report = check(template)
+    assert proc.returncode == 0, proc.stderr
+    for exercise in report["exercises"]:
+        concepts = (exercise["diagnosis"] or {}).get("concepts", [])
+        if exercise["name"] in ("self_attention_v1", "self_attention_v2"):
+            assert len(concepts) == 1 and "sqrt(d_k)" in concepts[0], exercise
+        else:
+            assert exercise["score"] == exercise["max_score"] and not concepts
+    assert "public checks: 16/18 passed" in proc.stdout and "sqrt(d_k)" in proc.stdout
+    assert " / 18 points" not in proc.stdout

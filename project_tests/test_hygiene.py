@@ -7,7 +7,7 @@ import json
 import pytest
 
 from grader.hygiene import BLOCK, MESSAGE, clean, clean_report
-from grader.model import ExerciseResult, Feedback, Report
+from grader.model import Diagnosis, ExerciseResult, Feedback, Report
 from grader.model import TestResult as Result  # not collected as a test class
 from grader.sandbox import wire
 
@@ -36,7 +36,9 @@ def test_clean_report_cleans_every_string_and_keeps_the_scores():
     feedback = Feedback(checked=HOSTILE, hint=HOSTILE, expected=HOSTILE, actual=HOSTILE,
                         expected_grid=[[0.5, HOSTILE]], actual_grid=None)
     test = Result(HOSTILE, "failed", 0.0, 1.0, HOSTILE * 1000, feedback)
-    report = Report(HOSTILE, 1.0, 2.0, [ExerciseResult(HOSTILE, 1.0, 2.0, [test], HOSTILE, HOSTILE * 10_000)],
+    diagnosis = Diagnosis(concepts=[HOSTILE], stage=HOSTILE, checked=HOSTILE, expected=HOSTILE, actual=HOSTILE,
+                          expected_grid=[[HOSTILE]], error=HOSTILE, where=HOSTILE, code=HOSTILE * 1000)
+    report = Report(HOSTILE, 1.0, 2.0, [ExerciseResult(HOSTILE, 1.0, 2.0, [test], HOSTILE, HOSTILE * 10_000, diagnosis)],
                     flags=[HOSTILE], grader_errors=[HOSTILE])
     cleaned = clean_report(report)
     text = json.dumps(cleaned.to_dict(), ensure_ascii=False)
@@ -45,6 +47,7 @@ def test_clean_report_cleans_every_string_and_keeps_the_scores():
     assert len(cleaned.exercises[0].output) == BLOCK
     assert (cleaned.score, cleaned.max_score, cleaned.exercises[0].tests[0].max_score) == (1.0, 2.0, 1.0)
     assert cleaned.exercises[0].tests[0].feedback.expected_grid[0][0] == 0.5
+    assert len(cleaned.exercises[0].diagnosis.code) == MESSAGE  # the student's own line, shown in the diagnosis
     assert report.flags == [HOSTILE]  # a copy: the original is untouched
 
 

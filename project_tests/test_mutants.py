@@ -1,29 +1,33 @@
 """Every hidden test can fail: each fails on at least one small mutation of the solution,
 and each mutation (hard-coded textbook outputs among them) loses points.
 
-The mutants are kept as fixtures in ``project_tests/mutants/<assignment>/<stem>.py``:
-``MUTANTS = [(description, old, new), ...]``, text replacements on the solution.
+The mutants are the misconception catalog, ``tests/<assignment>/catalog.py``: each
+``Mistake`` is a text replacement on the solution. Every mistake that names a concept must
+also be diagnosed with exactly that concept (confirmed by the catalog itself).
 """
 
 from __future__ import annotations
 
-import runpy
 import tomllib
-from pathlib import Path
 
 import pytest
 
+from grader import catalog
 from project_tests.helpers import ROOT, assignments, exercise, grade_many, make_submission, mutate, solution_sources
-
-MUTANTS_DIR = Path(__file__).parent / "mutants"
 
 
 def mutants_of(assignment: str) -> dict[str, list[tuple[str, str, str]]]:
-    """The mutants of every module of ``assignment``, by stem."""
-    return {
-        path.stem: runpy.run_path(str(path))["MUTANTS"]
-        for path in sorted((MUTANTS_DIR / assignment).glob("*.py"))
-    }
+    """The catalog's mistakes of every module of ``assignment``, by stem: (description, old, new)."""
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    for mistake in catalog.load(ROOT / "tests" / assignment):
+        found.setdefault(mistake.stem, []).append((mistake.description, mistake.old, mistake.new))
+    return found
+
+
+def concept_of(assignment: str, stem: str, description: str) -> str:
+    """The concept the catalog gives the mistake ``description`` of ``stem``."""
+    return next(m.concept for m in catalog.load(ROOT / "tests" / assignment)
+                if m.stem == stem and m.description == description)
 
 
 @pytest.fixture(scope="module", params=assignments())
@@ -79,3 +83,20 @@ def test_hard_coded_outputs_are_caught_by_behaviour_checks(graded_mutants):
             failing = [t["name"] for t in exercise(report, stem)["tests"] if t["status"] != "passed"]
             # Tests of printed book values are named *textbook* (ch03) or *book* (d2l).
             assert any("book" not in name for name in failing), (stem, failing)
+
+
+def test_every_mistake_gets_its_concept_and_no_wrong_one(graded_mutants):
+    assignment, reports = graded_mutants
+    wrong = []
+    for (stem, description), report in reports.items():
+        concept = concept_of(assignment, stem, description)
+        diagnosis = exercise(report, stem)["diagnosis"] or {}
+        concepts = diagnosis.get("concepts", [])
+        if concept and concept not in concepts:
+            wrong.append((stem, description, "missing", concepts))
+        extra = [c for c in concepts if c != concept]
+        if extra:
+            wrong.append((stem, description, "wrong", extra))
+        if not concepts and not (diagnosis.get("stage") or diagnosis.get("error")):
+            wrong.append((stem, description, "no diagnosis", diagnosis))
+    assert wrong == [], "\n".join(map(str, wrong))

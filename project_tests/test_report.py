@@ -69,3 +69,13 @@ def test_committed_sample_report_is_valid_and_current(sample_report):
     jsonschema.validate(committed, SCHEMA)
     shape = lambda r: [(e["name"], e["score"], [(t["name"], t["status"]) for t in e["tests"]]) for e in r["exercises"]]  # noqa: E731
     assert shape(committed) == shape(sample_report), "regenerate docs/sample-report.json (see docs/report.md)"
+
+
+@pytest.mark.parametrize("assignment", SAMPLES)
+def test_every_demo_mistake_is_diagnosed_with_a_confirmed_concept(sample_reports, assignment):
+    started = {m["module"] for m in sample_mistakes(assignment, Settings()) if not m.get("stub")}
+    for ex in sample_reports[assignment]["exercises"]:
+        if ex["name"] in started:
+            assert ex["diagnosis"] and len(ex["diagnosis"]["concepts"]) == 1, (ex["name"], ex["diagnosis"])
+        else:
+            assert not (ex["diagnosis"] or {}).get("concepts"), ex["name"]

@@ -49,6 +49,7 @@ from typing import Iterator, Mapping, TextIO
 
 from grader.hygiene import clean_report
 from grader.model import ExerciseResult, Report, TestResult
+from grader.reports.common import diagnosis_line
 
 # Largest base64 payload per runner: environment strings over ~128 KiB cannot be passed at all.
 PAYLOAD_LIMIT = 96 * 1024
@@ -132,6 +133,7 @@ def unit_tests(exercise: ExerciseResult, message_limit: int) -> list[dict] | Non
     if sum(p / unit for p in points) > MAX_UNITS:
         return None
     tests = []
+    diagnosis = diagnosis_line(exercise.diagnosis)
     for test, p in zip(exercise.tests, points):
         count = int(p / unit)
         earned = _exact(test.score) / unit
@@ -141,7 +143,10 @@ def unit_tests(exercise: ExerciseResult, message_limit: int) -> list[dict] | Non
             name = test.name if count == 1 else f"{test.name} ({k + 1}/{count})"
             passed = k < earned
             status = "pass" if passed else REPORTER_STATUS.get(test.status, "fail")
-            tests.append(_entry(name, status, float(unit) if passed else 0.0, "" if passed else test.message, message_limit))
+            message = "" if passed else test.message
+            if not passed and diagnosis:  # the module's diagnosis, once, before its first failing check
+                message, diagnosis = f"{diagnosis} | {message}", ""
+            tests.append(_entry(name, status, float(unit) if passed else 0.0, message, message_limit))
     return tests
 
 
@@ -152,6 +157,8 @@ def aggregate_tests(exercise: ExerciseResult) -> list[dict]:
     passes, count = ratio.numerator, ratio.denominator
     failing = [t for t in exercise.tests if t.status != "passed"]
     summary = "; ".join(f"{t.name}: {t.message}" for t in failing[:5])
+    if exercise.diagnosis is not None:
+        summary = f"{diagnosis_line(exercise.diagnosis)} | {summary}"
     status = "error" if failing and all(t.status in ("error", "timeout") for t in failing) else "fail"
     tests = []
     for k in range(count):

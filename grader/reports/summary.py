@@ -13,7 +13,8 @@ from __future__ import annotations
 import html
 
 from grader.hygiene import clean_report
-from grader.model import ExerciseResult, Feedback, Report, TestResult
+from grader.model import Diagnosis, ExerciseResult, Report, TestResult
+from grader.reports.common import lead, side_by_side
 
 # GitHub accepts up to 1 MiB per step; leave room for other steps' summaries.
 SUMMARY_LIMIT = 256 * 1024
@@ -92,47 +93,37 @@ def exercise_table(exercises: list[ExerciseResult]) -> list[str]:
 
 
 def exercise_feedback(exercise: ExerciseResult) -> list[str]:
-    """Feedback for the failing tests of one exercise (one line when a single reason sank it)."""
+    """One exercise: its diagnosis on top, then the failing checks in one compact list, then
+    what was observed about the code's structure (each hint once)."""
     lines = [f"#### {md(exercise.name)}.py — {exercise.score:g} / {exercise.max_score:g}", ""]
     failing = [t for t in exercise.tests if t.status != "passed"]
-    if exercise.message and len({t.message for t in failing}) <= 1 and not any(t.feedback for t in failing):
+    if exercise.message and exercise.diagnosis is None and not any(t.feedback and t.feedback.hint for t in failing):
         return lines + [f"{md(exercise.message)} ({len(failing)} checks)", ""]
-    for test in failing:
-        lines += test_feedback(test)
+    if exercise.diagnosis is not None:  # the diagnosis explains them: their names suffice
+        lines += diagnosis_block(exercise.diagnosis)
+        lines.append(f"Checks that did not pass ({len(failing)}): " + ", ".join(md(t.name, 200) for t in failing))
+    else:
+        lines += [f"Checks that did not pass ({len(failing)}):", ""] + [test_line(test) for test in failing]
+    hints = list(dict.fromkeys(t.feedback.hint for t in failing if t.feedback and t.feedback.hint))
+    concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
+    lines += [""] + [f"> {md(hint, 400)}" for hint in hints if hint not in concepts][:3]
     return lines + [""]
 
 
-def test_feedback(test: TestResult) -> list[str]:
-    """A bullet for one failing test, its feedback under it; values in a block after the list
-    item (an HTML block cannot stay inside a list item over several lines)."""
-    lines = [f"- **{md(test.name, 200)}** ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message)}"]
-    feedback = test.feedback or Feedback()
-    if feedback.checked:
-        lines.append(f"  - checked: {md(feedback.checked)}")
-    if feedback.hint:
-        lines.append(f"  - hint: {md(feedback.hint)}")
-    if feedback.expected_grid and feedback.actual_grid:
-        block = "expected:\n" + grid_text(feedback.expected_grid) + "\n\nyours:\n" + grid_text(feedback.actual_grid)
-        lines += ["", pre(block), ""]
-    elif feedback.expected or feedback.actual:
-        block = f"expected: {feedback.expected}\nyours:    {feedback.actual}"
-        lines += ["", pre(block), ""]
+def diagnosis_block(diagnosis: Diagnosis) -> list[str]:
+    """The diagnosis: its words as a quote, then the values (shaded grids) in one block."""
+    lines = [f"> {'**' + md(line) + '**' if line.startswith('Mistake found') else md(line)}  " for line in lead(diagnosis)]
+    lines.append("")
+    if diagnosis.expected_grid and diagnosis.actual_grid:
+        lines += [pre("\n".join(side_by_side(diagnosis.expected_grid, diagnosis.actual_grid))), ""]
+    elif diagnosis.expected or diagnosis.actual:
+        lines += [pre(f"expected: {diagnosis.expected}\nyours:    {diagnosis.actual}"), ""]
     return lines
 
 
-def grid_text(grid: list) -> str:
-    """A matrix as aligned text rows, four decimals."""
-    rows = []
-    for row in grid[:32]:
-        cells = row if isinstance(row, list) else [row]
-        rows.append(" ".join(_cell(v) for v in cells[:32]))
-    return "\n".join(rows)
-
-
-def _cell(value) -> str:
-    if isinstance(value, (int, float)):
-        return f"{value:8.4f}"
-    return f"{str(value)[:8]:>8}"
+def test_line(test: TestResult) -> str:
+    """A failing check in one short bullet: name, status, the start of its message."""
+    return f"- {md(test.name, 200)} ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message, 100)}"
 
 
 def _close_open_blocks(text: str) -> str:

@@ -1,4 +1,8 @@
-"""The terminal summary: a table per exercise, feedback under it, attention grids side by side."""
+"""The terminal summary: per exercise, its diagnosis on top, then its checks in one table.
+
+Attention grids are drawn with block shades and values (:mod:`grader.reports.common`), so they
+read in a 16-colour terminal too; in GitHub Actions colour is forced (the log shows it).
+"""
 
 from __future__ import annotations
 
@@ -9,78 +13,88 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.hygiene import clean, clean_report
-from grader.model import ExerciseResult, Feedback, Report
+from grader.model import Diagnosis, ExerciseResult, Report
+from grader.reports.classroom import in_actions
+from grader.reports.common import cell, lead, level
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
 
-def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "") -> None:
-    """Print ``report``: every exercise with its tests and feedback, then the total."""
-    console = console or Console(highlight=False)
+def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "",
+         public: bool = False) -> None:
+    """Print ``report``: every exercise with its diagnosis and checks, then the total (for the
+    ``public`` checks, how many passed: their points are not the grade)."""
+    console = console or Console(highlight=False, force_terminal=True if in_actions() else None)
     report, note = clean_report(report), clean(note)  # student text: no escape sequences, capped
     if not quiet:
         for exercise in report.exercises:
+            if exercise.diagnosis:
+                console.print(diagnosis_panel(exercise.name, exercise.diagnosis))
             console.print(exercise_table(exercise))
-            for test in exercise.tests:
-                if test.status != "passed" and test.feedback:
-                    console.print(feedback_panel(test.name, test.feedback))
+            concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
+            hints = dict.fromkeys(t.feedback.hint for t in exercise.tests if t.status != "passed" and t.feedback and t.feedback.hint)
+            for hint in [h for h in hints if h not in concepts][:3]:
+                console.print(Text(f"  {hint}", style="cyan"))
             if exercise.output:
                 console.print(Panel(Text(exercise.output), title=f"{exercise.name}.py printed", border_style="dim"))
         for flag in report.flags:
             console.print(Text(f"flag: {flag}", style="yellow"))
         for error in report.grader_errors:
             console.print(Text(f"grader error: {error}", style="bold magenta"))
-    console.print(Text(f"{report.assignment}: {report.score:g} / {report.max_score:g} points", style="bold"))
+    if public:
+        tests = [t for e in report.exercises for t in e.tests]
+        passed = sum(t.status == "passed" for t in tests)
+        console.print(Text(f"{report.assignment}: public checks: {passed}/{len(tests)} passed", style="bold"))
+    else:
+        console.print(Text(f"{report.assignment}: {report.score:g} / {report.max_score:g} points", style="bold"))
     if note:
         console.print(Text(note, style="italic"))
 
 
 def exercise_table(exercise: ExerciseResult) -> Table:
-    """One exercise: a row per test with its status, points and message."""
+    """One exercise: a row per check that did not pass (every check when all passed)."""
     title = f"{exercise.name}  {exercise.score:g}/{exercise.max_score:g}"
     if exercise.message:
         title += f" — {exercise.message}"
-    table = Table(title=escape(title), title_justify="left", show_lines=False, expand=False)
-    table.add_column("test")
+    failing = [t for t in exercise.tests if t.status != "passed"]
+    shown = failing or exercise.tests
+    passed = len(exercise.tests) - len(failing)
+    caption = f"{passed} other check{'s' if passed != 1 else ''} passed" if failing and passed else None
+    table = Table(title=escape(title), title_justify="left", caption=caption, caption_justify="left",
+                  show_lines=False, expand=False)
+    table.add_column("check")
     table.add_column("status")
     table.add_column("points", justify="right")
     table.add_column("what went wrong", overflow="fold", max_width=90)
-    for test in exercise.tests:
+    for test in shown:
         style = STATUS_STYLE.get(test.status, "")
         table.add_row(Text(test.name), Text(test.status, style=style), f"{test.score:g}/{test.max_score:g}", Text(test.message))
     return table
 
 
-def feedback_panel(name: str, feedback: Feedback) -> Panel:
-    """Feedback for one failing test: the hint, expected vs actual, and the grids if any."""
-    parts = []
-    if feedback.checked:
-        parts.append(Text(f"checked: {feedback.checked}"))
-    if feedback.hint:
-        parts.append(Text(f"hint: {feedback.hint}", style="bold cyan"))
-    if feedback.expected_grid and feedback.actual_grid:
+def diagnosis_panel(name: str, diagnosis: Diagnosis) -> Panel:
+    """A module's diagnosis: the confirmed concepts, else the first step that differs (with
+    both values, as grids for attention matrices), or the exception explained."""
+    parts: list = [Text(line, style="bold cyan" if line.startswith("Mistake found") else "") for line in lead(diagnosis)]
+    if diagnosis.expected_grid and diagnosis.actual_grid:
         grids = Table.grid(padding=(0, 3))
         grids.add_row(Text("expected", style="bold"), Text("yours", style="bold"))
-        grids.add_row(shaded(feedback.expected_grid), shaded(feedback.actual_grid))
+        grids.add_row(shaded(diagnosis.expected_grid), shaded(diagnosis.actual_grid))
         parts.append(grids)
-    else:
-        if feedback.expected:
-            parts.append(Text(f"expected: {feedback.expected}"))
-        if feedback.actual:
-            parts.append(Text(f"yours:    {feedback.actual}"))
-    return Panel(Group(*parts), title=Text(name), border_style="red", expand=False)
+    elif diagnosis.expected or diagnosis.actual:
+        parts.append(Text(f"expected: {diagnosis.expected}\nyours:    {diagnosis.actual}"))
+    return Panel(Group(*parts), title=Text(f"{name}.py: what to fix first"), border_style="red", expand=False)
+
+
+LEVEL_STYLE = {-1: "dim", 0: "blue", 1: "cyan", 2: "bold cyan", 3: "bold white"}
 
 
 def shaded(grid: list[list[float]]) -> Text:
-    """A matrix as cells shaded by value (0 light, 1 dark), each with its value."""
+    """A matrix as cells with a block shade and the value (see grader.reports.common)."""
     text = Text()
-    for row in grid:
-        for value in row:
-            level = max(0.0, min(1.0, value)) if value == value else 0.0
-            blue = int(255 - 200 * level)
-            style = f"{'white' if level > 0.5 else 'black'} on rgb({blue},{blue},255)"
-            label = " nan " if value != value else f"{value:5.2f}"[:5]
-            text.append(label, style=style)
+    for row in grid[:16]:
+        for value in (row if isinstance(row, list) else [row])[:16]:
+            text.append(cell(value), style=LEVEL_STYLE[level(value)])
         text.append("\n")
     text.rstrip()
     return text

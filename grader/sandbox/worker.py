@@ -74,15 +74,18 @@ def describe_exception(exc: BaseException, module_file: str) -> dict:
 
 
 def call(student, function: str, args: list, seed: int | None = None):
-    """The built-in probe: call ``student.<function>(*args)``, after seeding torch if asked."""
+    """The built-in probe: call ``student.<function>(*args)``, after seeding torch if asked,
+    recording its steps (``grader.sandbox.trace``)."""
     import torch
+
+    from grader.sandbox.trace import traced
 
     if seed is not None:
         torch.manual_seed(seed)
     target = getattr(student, function, None)
     if target is None:
         raise ProbeError(f"your module has no function or class named {function!r}")
-    return target(*args)
+    return traced(target, *args)
 
 
 BUILTIN_PROBES = {"call": call}

@@ -29,9 +29,8 @@ def test_multi_head_attention_textbook(probed):
 @pytest.mark.probe("exercise_3_2", seed=123, x=BATCH)
 def test_exercise_3_2(probed):
     close(probed[0] if getattr(probed, "dim", lambda: 0)() == 3 else probed, EXERCISE_3_2,
-          what="exercise_3_2_wrapper(3, 6)(batch), first batch item",
-          hint="Two heads of 1 feature each give 2 features. (The book's published notebook prints a stale "
-               "output from an older softmax(dim=1) version; these values are the correct ones.)")
+          what="exercise_3_2_wrapper(3, 6)(batch), first batch item (the book's published notebook prints a stale "
+               "output from an older softmax(dim=1) version; these values are the correct ones)")
 
 
 @pytest.mark.probe("parameter_count")

@@ -8,6 +8,4 @@ from grader.checks import close
 
 @pytest.mark.probe("output", seed=123, d_in=3, d_out=2, x=INPUTS)
 def test_forward_textbook(probed):
-    close(probed, V1_SEED_123, what="torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)",
-          hint="Create W_query, W_key, W_value in that order with torch.rand(d_in, d_out), "
-               "and scale the scores by the square root of d_k.")
+    close(probed, V1_SEED_123, what="torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)")

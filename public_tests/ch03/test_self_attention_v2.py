@@ -8,5 +8,4 @@ from grader.checks import close
 
 @pytest.mark.probe("output", seed=789, d_in=3, d_out=2, x=INPUTS)
 def test_forward_textbook(probed):
-    close(probed, V2_SEED_789, what="torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)",
-          hint="Create W_query, W_key, W_value in that order, each nn.Linear(d_in, d_out, bias=qkv_bias).")
+    close(probed, V2_SEED_789, what="torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)")

@@ -14,5 +14,4 @@ def test_table_shape_and_first_entries(probed):
             what="PositionalEncoding(32, 0, max_len=60).P", expected="shape (1, 60, 32)",
             actual=str(getattr(probed, "shape", type(probed))))
     close(probed[0, 0, :4], torch.tensor([0.0, 1.0, 0.0, 1.0]), what="P[0, 0, :4] (position 0: sin 0, cos 0, ...)")
-    close(probed[0, 1, :2], torch.tensor([math.sin(1.0), math.cos(1.0)]), what="P[0, 1, :2] (position 1, j = 0)",
-          hint="Even columns hold sin(i / 10000^(2j/d)), odd columns cos of the same angle.")
+    close(probed[0, 1, :2], torch.tensor([math.sin(1.0), math.cos(1.0)]), what="P[0, 1, :2] (position 1, j = 0)")

@@ -11,7 +11,8 @@ import torch.nn.functional as F
 from torch import nn
 
 import mha as ref
-from grader.checks import attention_weight_hints, close, require
+from behaviour import check_dropout
+from grader.checks import close, require, visibly_wrong_weights
 from textbook import (
     BATCH, EXERCISE_3_2, EXERCISE_3_3_PARAMETERS, MHA_SEED_123, WRAPPER_SEED_123, random_inputs,
 )
@@ -28,36 +29,8 @@ X_FUTURE_CHANGED = torch.cat([X_FUTURE[:, :4], random_inputs(46, 2, 3, 4)], dim=
 X_DROP = random_inputs(47, 2, 6, 4)
 X_GRAD = random_inputs(48, 2, 5, 4)
 X_3_2 = random_inputs(49, 3, 7, 5)
-X_GPT2 = random_inputs(50, 1, 4, 768)
 
 # -- hints ---------------------------------------------------------------------------------------
-SCALE = "Divide the scores by sqrt(head_dim) (keys.shape[-1] ** 0.5) before softmax."
-SCALE_D_OUT = "Scale by the size of one head, sqrt(head_dim), not by sqrt(d_out)."
-SOFTMAX_DIM = "Apply softmax over the last dimension (dim=-1), so that each row (one query) sums to 1."
-NO_MASK = "Tokens attend to future tokens: fill the scores above the diagonal with -inf before softmax."
-DIAGONAL = ("The diagonal is masked too: a token must attend to itself. Mask only the positions above the "
-            "diagonal (torch.triu(..., diagonal=1)).")
-NOT_SLICED = ("The mask is built for context_length tokens; for a shorter input use only its top-left part, "
-              "self.mask.bool()[:num_tokens, :num_tokens].")
-SPLIT = ("The heads are not split correctly: view the projections as (b, num_tokens, num_heads, head_dim), "
-         "then transpose(1, 2) to (b, num_heads, num_tokens, head_dim); a view straight to (b, num_heads, "
-         "num_tokens, head_dim) mixes tokens and heads.")
-MERGE = ("The heads are not merged correctly: transpose(1, 2) back to (b, num_tokens, num_heads, head_dim) before "
-         ".contiguous().view(b, num_tokens, d_out).")
-SPLIT_MERGE = "The heads are neither split nor merged correctly: " + SPLIT.split(": ", 1)[1] + " " + MERGE
-NO_OUT_PROJ = "Apply self.out_proj to the merged heads: it is the last step of forward."
-ORDER = ("Create the layers in the order W_query, W_key, W_value, out_proj (yours looks like {}): the order "
-         "decides which random initial weights each layer gets.")
-BIAS = "Pass bias=qkv_bias to W_query, W_key and W_value (out_proj always has a bias)."
-CONTEXT_DROPOUT = ("Dropout is applied to the context vectors; apply self.dropout to the attention weights "
-                   "(after softmax), then multiply by the values.")
-OUTPUT_DROPOUT = "Dropout is applied after out_proj; apply it to the attention weights (after softmax)."
-NO_DROPOUT = "Dropout seems not to be applied: call self.dropout on the attention weights in forward."
-EVAL_DROPOUT = ("In eval mode dropout must be off: use the nn.Dropout module self.dropout (model.eval() switches "
-                "it off), not F.dropout(..., training=True).")
-HEADS_SHARED = ("All heads give the same output: create a new CausalAttention for every head "
-                "([CausalAttention(...) for _ in range(num_heads)]), not [head] * num_heads.")
-HEADS_REVERSED = "Concatenate the head outputs in head order (head 0 first)."
 STALE_NOTEBOOK = ("Note: the book's published solution notebook prints a stale output (-9.1476e-02 …) from an "
                   "older, buggy softmax(dim=1) version of the code; the value checked here is the correct one.")
 
@@ -121,47 +94,6 @@ def mha_forward(layers, x, num_heads, *, scale="head", mask=1, dim=-1, split=Tru
         return out
 
 
-def mha_variants(seed, d_in, d_out, num_heads, x, qkv_bias=False) -> dict:
-    """What the reference gives with one known mistake each, built like the probe builds yours."""
-    def run(order="qkvo", bias=qkv_bias, **options):
-        return lambda: mha_forward(layers_in_order(seed, d_in, d_out, bias, order), x, num_heads, **options)
-
-    variants = {
-        SCALE: run(scale="none"),
-        SCALE_D_OUT: run(scale="d_out"),
-        SOFTMAX_DIM: run(dim=-2),
-        NO_MASK: run(mask=None),
-        SPLIT: run(split=False),
-        MERGE: run(merge=False),
-        SPLIT_MERGE: run(split=False, merge=False),
-        NO_OUT_PROJ: run(out_proj=False),
-    }
-    for order in ["kqvo", "qvko", "vkqo", "oqkv", "qkov"]:
-        names = ", ".join({"q": "query", "k": "key", "v": "value", "o": "out_proj"}[c] for c in order)
-        variants[ORDER.format(names)] = run(order=order)
-    if qkv_bias:
-        variants[BIAS] = run(bias=False)
-    return variants
-
-
-def wrapper_variants(seed, args, x) -> dict:
-    """Known mistakes of the wrapper: shared heads, heads in reverse order."""
-    def heads():
-        return reference(seed, WRAPPER, *args).heads
-
-    return {
-        HEADS_SHARED: lambda: torch.cat([heads()[0](x)] * len(heads()), dim=-1).detach(),
-        HEADS_REVERSED: lambda: torch.cat([h(x) for h in reversed(heads())], dim=-1).detach(),
-    }
-
-
-def output_hint(actual) -> str:
-    """A hint from the student's output alone (NaN: the first token attends to nothing)."""
-    if isinstance(actual, torch.Tensor) and actual.is_floating_point() and torch.isnan(actual).any():
-        return DIAGONAL + " (Token 1 then attends to nothing, and softmax of a row of -inf is NaN.)"
-    return ""
-
-
 def tensor_in(probed, key: str, what: str):
     """``probed[key]`` as a tensor, or a failed check saying what is missing."""
     value = probed.get(key) if isinstance(probed, dict) else None
@@ -178,18 +110,13 @@ def expected_out(module, x):
 @pytest.mark.probe("forward", seed=123, name=WRAPPER, args=[3, 2, 6, 0.0], kwargs={"num_heads": 2}, x=BATCH)
 def test_wrapper_textbook(probed):
     close(probed, torch.stack((WRAPPER_SEED_123, WRAPPER_SEED_123)),
-          what="MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch), seed 123",
-          variants=wrapper_variants(123, [3, 2, 6, 0.0, 2], BATCH),
-          hint="Run every head on the same input and concatenate the outputs on the last dimension (dim=-1).")
+          what="MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch), seed 123")
 
 
 @pytest.mark.probe("forward", seed=4, name=WRAPPER, args=[5, 2, 8, 0.0], kwargs={"num_heads": 3}, x=X_WRAP)
 def test_wrapper_other_seeds_sizes(probed):
     close(probed, expected_out(reference(4, WRAPPER, 5, 2, 8, 0.0, num_heads=3), X_WRAP),
-          what="MultiHeadAttentionWrapper(5, 2, 8, 0.0, num_heads=3), seed 4, on a (3, 6, 5) batch",
-          variants=wrapper_variants(4, [5, 2, 8, 0.0, 3], X_WRAP),
-          hint="Use num_heads heads of CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) and "
-               "concatenate their outputs on the last dimension: (b, num_tokens, num_heads * d_out).")
+          what="MultiHeadAttentionWrapper(5, 2, 8, 0.0, num_heads=3), seed 4, on a (3, 6, 5) batch")
 
 
 @pytest.mark.probe("wrapper_heads", seed=3, args=[4, 3, 7, 0.25], kwargs={"num_heads": 3, "qkv_bias": True}, x=X_HEADS)
@@ -213,34 +140,29 @@ def test_wrapper_heads_concatenated(probed):
     heads = probed["head_outputs"]
     concatenated = torch.cat(heads, dim=-1) if all(h.shape == heads[0].shape for h in heads) else heads[0]
     close(probed["out"], concatenated, what="the wrapper's output is its heads' outputs, concatenated on the last "
-          "dimension in head order", hint="torch.cat([head(x) for head in self.heads], dim=-1)",
-          variants={HEADS_REVERSED: lambda: torch.cat(heads[::-1], dim=-1)})
+          "dimension in head order")
 
 
 # -- 3.6.2: multi-head attention with weight splits ---------------------------------------------
 @pytest.mark.probe("forward", seed=123, name=MHA, args=[3, 2, 6, 0.0], kwargs={"num_heads": 2}, x=BATCH)
 def test_mha_textbook(probed):
     close(probed, torch.stack((MHA_SEED_123, MHA_SEED_123)),
-          what="MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), seed 123",
-          variants=mha_variants(123, 3, 2, 2, BATCH), hint=output_hint(probed))
+          what="MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), seed 123")
 
 
 @pytest.mark.probe("forward", seed=21, name=MHA, args=[5, 6, 8, 0.0], kwargs={"num_heads": 3, "qkv_bias": True},
                    x=X_OTHER)
 def test_mha_other_seeds_sizes(probed):
     close(probed, expected_out(reference(21, MHA, 5, 6, 8, 0.0, num_heads=3, qkv_bias=True), X_OTHER),
-          what="MultiHeadAttention(5, 6, 8, 0.0, num_heads=3, qkv_bias=True), seed 21, on a (3, 8, 5) batch",
-          variants=mha_variants(21, 5, 6, 3, X_OTHER, qkv_bias=True),
-          hint=output_hint(probed) or "Work for any d_in, d_out, number of heads, batch size and number of tokens.")
+          what="MultiHeadAttention(5, 6, 8, 0.0, num_heads=3, qkv_bias=True), seed 21, on a (3, 8, 5) batch")
 
 
 @pytest.mark.probe("shorter", seed=22, name=MHA, args=[4, 4, 10, 0.0, 2], x=X_SHORT)
 def test_mha_shorter_sequence(probed):
     what = "MultiHeadAttention(4, 4, 10, 0.0, num_heads=2), seed 22, on 5 tokens (fewer than context_length 10)"
     error = probed.get("error") if isinstance(probed, dict) else None
-    require(not error, f"your forward raised {error}", what=what, hint=NOT_SLICED)
-    close(probed.get("out"), expected_out(reference(22, MHA, 4, 4, 10, 0.0, 2), X_SHORT), what=what,
-          variants=mha_variants(22, 4, 4, 2, X_SHORT), hint=output_hint(probed.get("out")))
+    require(not error, f"your forward raised {error}", what=what)
+    close(probed.get("out"), expected_out(reference(22, MHA, 4, 4, 10, 0.0, 2), X_SHORT), what=what)
 
 
 @pytest.mark.probe("future", seed=23, args=[4, 6, 7, 0.0, 3], x=X_FUTURE, changed=X_FUTURE_CHANGED)
@@ -252,16 +174,13 @@ def test_mha_no_future(probed):
             q = m.W_query(X_FUTURE).view(2, 7, 3, 2).transpose(1, 2)
             k = m.W_key(X_FUTURE).view(2, 7, 3, 2).transpose(1, 2)
         expected = weights_from_scores(q @ k.transpose(2, 3), 2)  # (2, 3, 7, 7)
-        hint = attention_weight_hints(weights, causal=True) if weights.shape == expected.shape else ""
-        if hint:  # only what the weights show alone: causal, rows summing to 1
+        if weights.shape == expected.shape and visibly_wrong_weights(weights, causal=True):
             close(weights, expected, what="attention weights of MultiHeadAttention(4, 6, 7, 0.0, num_heads=3) "
-                  "(rows sum to 1, no weight on future tokens)", hint=hint, grid=True)
+                  "(rows sum to 1, no weight on future tokens)", grid=True)
     out = tensor_in(probed, "out", "the output of forward")
     changed = tensor_in(probed, "out_changed", "the output of forward")
     close(changed[:, :4] if changed.dim() == 3 else changed, out[:, :4] if out.dim() == 3 else out,
-          what="outputs of tokens 1-4 after changing tokens 5-7 (they must not change)", atol=1e-5,
-          hint="Token i must see only tokens 1..i: mask the future before softmax, and split and merge the heads "
-               "so that tokens stay apart (view to (b, num_tokens, num_heads, head_dim), then transpose).")
+          what="outputs of tokens 1-4 after changing tokens 5-7 (they must not change)", atol=1e-5)
 
 
 @pytest.mark.probe("forward", seed=24, name=MHA, args=[4, 6, 6, 0.5, 2], x=X_DROP, train=False)
@@ -272,30 +191,14 @@ def test_mha_eval_turns_dropout_off(probed):
 
     close(probed, expected_out(reference(24, MHA, 4, 6, 6, 0.0, 2), X_DROP),
           what="MultiHeadAttention(4, 6, 6, dropout=0.5, num_heads=2) in eval mode equals the same module with "
-               "dropout 0",
-          variants={EVAL_DROPOUT: always_dropout, **mha_variants(24, 4, 6, 2, X_DROP)},
-          hint=output_hint(probed) or "After model.eval() the output must not depend on the dropout rate: apply "
-                                      "dropout only through self.dropout.")
+               "dropout 0")
 
 
-@pytest.mark.probe("forward", seed=25, name=MHA, args=[4, 6, 6, 0.5, 2], x=X_DROP, train=True, forward_seed=98)
+@pytest.mark.probe("dropout", seed=25, n=5, p=0.5)
 def test_mha_dropout_on_weights(probed):
-    def dropped(where):
-        layers = layers_in_order(25, 4, 6)
-        torch.manual_seed(98)
-        return mha_forward(layers, X_DROP, 2, dropout=where)
-
-    m = reference(25, MHA, 4, 6, 6, 0.5, 2).train()
-    torch.manual_seed(98)
-    with torch.no_grad():
-        expected = m(X_DROP)
-    close(probed, expected,
-          what="MultiHeadAttention(4, 6, 6, dropout=0.5, num_heads=2) in training mode, same seed as the "
-               "reference (dropout on the attention weights)",
-          variants={CONTEXT_DROPOUT: lambda: dropped("context"), OUTPUT_DROPOUT: lambda: dropped("output"),
-                    NO_DROPOUT: lambda: dropped(None)},
-          hint=output_hint(probed) or "If the checks without dropout pass, apply self.dropout exactly once, to the "
-                                      "attention weights after softmax, before multiplying by the values.")
+    check_dropout(probed, n=5, p=0.5, blocks=[(0, 1), (2, 3)],
+                  what="MultiHeadAttention(5, 20, 5, dropout=0.5, num_heads=2) with values [I | I] per head and an "
+                       "identity out_proj, in training mode (each head shows its attention weights after dropout twice)")
 
 
 @pytest.mark.probe("mha_structure", args=[4, 6, 5, 0.0, 3], indivisible=[4, 5, 5, 0.0, 2])
@@ -355,9 +258,7 @@ def test_mha_gradients(probed):
 def test_exercise_3_2_textbook(probed):
     out = tensor_in(probed, "out", "the output of the Exercise 3.2 wrapper")
     close(out, torch.stack((EXERCISE_3_2, EXERCISE_3_2)),
-          what="Exercise 3.2: exercise_3_2_wrapper(3, 6)(batch), seed 123, shape (2, 6, 2). " + STALE_NOTEBOOK,
-          hint="With num_heads=2 the wrapper concatenates 2 heads of d_out features each: give each head d_out=1 "
-               "to get 2-dimensional output vectors.")
+          what="Exercise 3.2: exercise_3_2_wrapper(3, 6)(batch), seed 123, shape (2, 6, 2). " + STALE_NOTEBOOK)
 
 
 @pytest.mark.probe("exercise_3_2", seed=27, args=[5, 8, 0.3], x=X_3_2)
@@ -369,13 +270,12 @@ def test_exercise_3_2_other_sizes(probed):
     require(probed["dropout"] == [0.3, 0.3], f"the heads' dropout rates are {probed['dropout']}, not 0.3", what=what,
             hint="Pass the dropout argument on to the wrapper.")
     close(tensor_in(probed, "out", "the output of the Exercise 3.2 wrapper"),
-          expected_out(reference(27, WRAPPER, 5, 1, 8, 0.3, num_heads=2), X_3_2), what=what,
-          hint="Use the d_in and context_length you are given, and d_out=1 for each of the 2 heads.")
+          expected_out(reference(27, WRAPPER, 5, 1, 8, 0.3, num_heads=2), X_3_2), what=what)
 
 
-@pytest.mark.probe("exercise_3_3", seed=28, x=X_GPT2)
+@pytest.mark.probe("exercise_3_3", seed=28)
 def test_exercise_3_3_gpt2_size(probed):
-    what = "Exercise 3.3: exercise_3_3_gpt2_attention(), the size of the smallest GPT-2"
+    what = "Exercise 3.3: exercise_3_3_gpt2_attention(), the configuration of the smallest GPT-2"
     expected = reference(28, MHA, 768, 768, 1024, 0.0, num_heads=12)
     shapes = {name: list(p.shape) for name, p in expected.named_parameters()}
     require(probed["type"] == MHA, f"expected a MultiHeadAttention, got a {probed['type']}", what=what,
@@ -389,6 +289,3 @@ def test_exercise_3_3_gpt2_size(probed):
     require(probed["mask_shape"] == [1024, 1024], f"the mask has shape {probed['mask_shape']}, expected [1024, 1024]",
             what=what, hint="GPT-2 small has a context length of 1024 tokens.")
     require(probed["dropout"] == 0.0, f"dropout is {probed['dropout']}, expected 0.0", what=what)
-    close(tensor_in(probed, "out", "the output of the GPT-2-sized module"), expected_out(expected, X_GPT2),
-          what=what + " on 4 tokens, seed 28", hint=output_hint(probed.get("out")) or
-          "The sizes are right, so the difference is in MultiHeadAttention itself: fix the other checks first.")

@@ -1,12 +1,11 @@
 """Sections 3.4.1-3.4.2: self-attention with trainable weights stored as nn.Parameter."""
 
-import itertools
 
 import pytest
 import torch
 
 import self_attention_v1 as ref
-from grader.checks import attention_weight_hints, close, require
+from grader.checks import close, require
 from textbook import (
     INPUTS, STEP_ATTN_SCORE_22, STEP_ATTN_SCORES_2, STEP_ATTN_WEIGHTS_2, STEP_CONTEXT_2, STEP_QUERY_2,
     V1_SEED_123, random_inputs,
@@ -17,12 +16,6 @@ X_OTHER = random_inputs(21, 7, 5)  # 7 tokens of size 5: not the book's sizes
 X_LONG = random_inputs(22, 9, 3)
 X_SQUARE = random_inputs(23, 5, 5)  # as many tokens as value dimensions: weights recoverable
 X_GRAD = random_inputs(24, 4, 3)
-
-ORDER_HINT = ("Your parameters were created in a different order ({}): create W_query, then W_key, then W_value; "
-              "the order decides which random numbers each one receives.")
-SWAP_HINT = ("Queries and keys are swapped: the scores are queries @ keys.T (row i: query i against every key), "
-             "and the first torch.rand after the seed goes to W_query, the second to W_key.")
-RAND_HINT = "Initialise each matrix with torch.rand(d_in, d_out) (uniform in [0, 1)) as the textbook does, not torch.randn."
 
 
 def reference(seed, d_in, d_out, order=ORDER, draw=None):
@@ -60,29 +53,6 @@ def expected(seed, d_in, d_out, x):
         return reference(seed, d_in, d_out)(x)
 
 
-def known_mistakes(seed, d_in, d_out, x, part=1):
-    """Hint -> what the reference computes when making that mistake (part 0: weights, 1: context).
-
-    Creating W_key before W_query gives the same output as swapping queries and keys, so
-    SWAP_HINT names both; on a single token every mistake but the values' matrix is invisible.
-    """
-    if x.shape[0] < 2:
-        return {}
-    def mistake(**kwargs):
-        return lambda: attend(reference(seed, d_in, d_out), x, **kwargs)[part]
-
-    hints = {
-        "The scores are not scaled: divide them by sqrt(d_k), d_k = keys.shape[-1], before the softmax.": mistake(scale=False),
-        "Softmax runs over the wrong dimension: use dim=-1, so that each row of attention weights sums to 1.": mistake(dim=0),
-        SWAP_HINT: mistake(swap=True),
-    }
-    for order in itertools.permutations(ORDER):
-        if order not in (ORDER, ("W_key", "W_query", "W_value")):
-            hints[ORDER_HINT.format(", ".join(order))] = lambda order=order: attend(reference(seed, d_in, d_out, order), x)[part]
-    hints[RAND_HINT] = lambda: attend(reference(seed, d_in, d_out, draw=torch.randn), x)[part]
-    return hints
-
-
 def matrices(params, d_in, d_out, what):
     """The student's W_query, W_key, W_value values, after checking they are (d_in, d_out) tensors."""
     values = []
@@ -102,36 +72,23 @@ def matrices(params, d_in, d_out, what):
     return values
 
 
-def order_hint(values, seed, d_in, d_out):
-    """The hint naming a creation order or initialisation that explains ``values``, else ""."""
-    candidates = {ORDER_HINT.format(", ".join(o)): reference(seed, d_in, d_out, o) for o in itertools.permutations(ORDER) if o != ORDER}
-    candidates[RAND_HINT] = reference(seed, d_in, d_out, draw=torch.randn)
-    for hint, module in candidates.items():
-        if all(torch.allclose(v, getattr(module, n).data, atol=1e-6) for v, n in zip(values, ORDER)):
-            return hint
-    return ""
-
-
 @pytest.mark.probe("forward", seed=123, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_textbook(probed):
-    close(probed["outs"][0], V1_SEED_123, what="torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)",
-          variants=known_mistakes(123, 3, 2, INPUTS))
+    close(probed["outs"][0], V1_SEED_123, what="torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)")
 
 
 @pytest.mark.probe("forward", seed=123, d_in=3, d_out=2, xs=[])
 def test_step_by_step_textbook(probed):
     what = "the step-by-step values of 3.4.1, computed from your W_query, W_key, W_value after torch.manual_seed(123)"
     w_query, w_key, w_value = matrices(probed["params"], 3, 2, what)
-    hint = order_hint([w_query, w_key, w_value], 123, 3, 2) or (
-        "After torch.manual_seed(123), W_query, W_key and W_value must be the next three torch.rand(3, 2) draws, in that order.")
     query_2, keys, values = INPUTS[1] @ w_query, INPUTS @ w_key, INPUTS @ w_value
     scores_2 = query_2 @ keys.T
     weights_2 = torch.softmax(scores_2 / keys.shape[-1] ** 0.5, dim=-1)
-    close(query_2, STEP_QUERY_2, what="query_2 = inputs[1] @ W_query", hint=hint)
-    close(query_2 @ keys[1], STEP_ATTN_SCORE_22, what="attn_score_22 = query_2 . keys[1]", hint=hint)
-    close(scores_2, STEP_ATTN_SCORES_2, what="attn_scores_2 = query_2 @ keys.T", hint=hint)
-    close(weights_2, STEP_ATTN_WEIGHTS_2, what="attn_weights_2 = softmax(attn_scores_2 / sqrt(d_k))", hint=hint)
-    close(weights_2 @ values, STEP_CONTEXT_2, what="context_vec_2 = attn_weights_2 @ values", hint=hint)
+    close(query_2, STEP_QUERY_2, what="query_2 = inputs[1] @ W_query")
+    close(query_2 @ keys[1], STEP_ATTN_SCORE_22, what="attn_score_22 = query_2 . keys[1]")
+    close(scores_2, STEP_ATTN_SCORES_2, what="attn_scores_2 = query_2 @ keys.T")
+    close(weights_2, STEP_ATTN_WEIGHTS_2, what="attn_weights_2 = softmax(attn_scores_2 / sqrt(d_k))")
+    close(weights_2 @ values, STEP_CONTEXT_2, what="context_vec_2 = attn_weights_2 @ values")
 
 
 @pytest.mark.probe("forward", seed=1, d_in=5, d_out=4, xs=[])
@@ -155,35 +112,23 @@ def test_parameters_created_in_order(probed):
     what = "W_query, W_key, W_value of SelfAttention_v1(4, 3) after torch.manual_seed(2024)"
     values = torch.stack(matrices(probed["params"], 4, 3, what))
     module = reference(2024, 4, 3)
-    variants = {
-        ORDER_HINT.format(", ".join(o)): lambda o=o: torch.stack([getattr(reference(2024, 4, 3, o), n).data for n in ORDER])
-        for o in itertools.permutations(ORDER) if o != ORDER
-    }
-    variants[RAND_HINT] = lambda: torch.stack([getattr(reference(2024, 4, 3, draw=torch.randn), n).data for n in ORDER])
-    close(values, torch.stack([getattr(module, n).data for n in ORDER]), what=what + " (stacked)", variants=variants,
-          hint="Right after the seed, create W_query, W_key, W_value in that order, each with torch.rand(d_in, d_out).")
+    close(values, torch.stack([getattr(module, n).data for n in ORDER]), what=what + " (stacked)")
 
 
 @pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_other_seed(probed):
-    close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v1(3, 2)(inputs)",
-          variants=known_mistakes(7, 3, 2, INPUTS),
-          hint="Compute the output from the module's own parameters: another seed gives other weights and another output.")
+    close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v1(3, 2)(inputs)")
 
 
 @pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
 def test_forward_other_sizes(probed):
-    close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v1(5, 4) on 7 tokens of size 5 (seed 11)",
-          variants=known_mistakes(11, 5, 4, X_OTHER),
-          hint="Use d_in, d_out and the number of tokens of x; nothing should depend on the textbook's sizes.")
+    close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v1(5, 4) on 7 tokens of size 5 (seed 11)")
 
 
 @pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
 def test_forward_other_lengths(probed):
     for x, out in zip([INPUTS[:1], INPUTS[:2], X_LONG], probed["outs"]):
-        close(out, expected(8, 3, 2, x), what=f"SelfAttention_v1(3, 2) on {x.shape[0]} token(s) (seed 8)",
-              variants=known_mistakes(8, 3, 2, x),
-              hint="Every token attends to every token of the same input, whatever their number: one row per token.")
+        close(out, expected(8, 3, 2, x), what=f"SelfAttention_v1(3, 2) on {x.shape[0]} token(s) (seed 8)")
 
 
 @pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
@@ -194,8 +139,7 @@ def test_attention_weights_rows_sum_to_one(probed):
         close(out, context, what="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
     values = X_SQUARE.double() @ matrices(probed["params"], 5, 6, what)[2].double()  # (5, 6), rank 5
     weights = (out.double() @ torch.linalg.pinv(values)).float()
-    close(weights, attend(reference(5, 5, 6), X_SQUARE)[0], what=what, grid=True,
-          variants=known_mistakes(5, 5, 6, X_SQUARE, part=0), hint=attention_weight_hints(weights, causal=False))
+    close(weights, attend(reference(5, 5, 6), X_SQUARE)[0], what=what, grid=True)
     close(out, context, what="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
 
 

@@ -1,12 +1,11 @@
 """Section 3.4.2: self-attention with nn.Linear projections (listing 3.2)."""
 
-import itertools
 
 import pytest
 import torch
 
 import self_attention_v2 as ref
-from grader.checks import attention_weight_hints, close, require
+from grader.checks import close, require
 from textbook import INPUTS, V2_SEED_789, V2_WEIGHTS_ROW_1, random_inputs
 
 ORDER = ("W_query", "W_key", "W_value")
@@ -16,10 +15,6 @@ X_SQUARE = random_inputs(33, 5, 5)  # as many tokens as value dimensions: weight
 X_BIAS = random_inputs(34, 4, 3)
 X_GRAD = random_inputs(35, 4, 3)
 
-ORDER_HINT = ("Your layers were created in a different order ({}): create W_query, then W_key, then W_value; "
-              "the order decides which random initial weights each one receives.")
-SWAP_HINT = ("Queries and keys are swapped: the scores are queries @ keys.T (row i: query i against every key), "
-             "and the first nn.Linear created is W_query, the second W_key.")
 BIAS_HINT = "Pass bias=qkv_bias to each of the three nn.Linear layers."
 
 
@@ -54,29 +49,6 @@ def expected(seed, d_in, d_out, x, qkv_bias=False):
         return reference(seed, d_in, d_out, qkv_bias)(x)
 
 
-def known_mistakes(seed, d_in, d_out, x, part=1, qkv_bias=False):
-    """Hint -> what the reference computes when making that mistake (part 0: weights, 1: context).
-
-    Creating W_key before W_query gives the same output as swapping queries and keys, so
-    SWAP_HINT names both; on a single token every mistake but the values' layer is invisible.
-    """
-    if x.shape[0] < 2:
-        return {}
-
-    def mistake(**kwargs):
-        return lambda: attend(reference(seed, d_in, d_out, qkv_bias), x, **kwargs)[part]
-
-    hints = {
-        "The scores are not scaled: divide them by sqrt(d_k), d_k = keys.shape[-1], before the softmax.": mistake(scale=False),
-        "Softmax runs over the wrong dimension: use dim=-1, so that each row of attention weights sums to 1.": mistake(dim=0),
-        SWAP_HINT: mistake(swap=True),
-    }
-    for order in itertools.permutations(ORDER):
-        if order not in (ORDER, ("W_key", "W_query", "W_value")):
-            hints[ORDER_HINT.format(", ".join(order))] = lambda order=order: attend(reference(seed, d_in, d_out, qkv_bias, order), x)[part]
-    return hints
-
-
 def linear_layers(params, d_in, d_out, bias, what):
     """The student's three layers, after checking they are nn.Linear(d_in, d_out, bias=bias)."""
     layers = params["layers"]
@@ -107,8 +79,7 @@ def named(params):
 
 @pytest.mark.probe("forward", seed=789, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_textbook(probed):
-    close(probed["outs"][0], V2_SEED_789, what="torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)",
-          variants=known_mistakes(789, 3, 2, INPUTS))
+    close(probed["outs"][0], V2_SEED_789, what="torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)")
 
 
 @pytest.mark.probe("projections", seed=789, d_in=3, d_out=2, x=INPUTS)
@@ -121,15 +92,12 @@ def test_attention_weights_textbook(probed):
         with torch.no_grad():
             return weights_of(module.W_query(INPUTS), module.W_key(INPUTS))
 
-    hint = "After torch.manual_seed(789), create W_query, W_key, W_value, in that order, as nn.Linear(d_in, d_out)."
     for name, layer in (("queries", "W_query"), ("keys", "W_key")):
         close(probed[name], getattr(reference(789, 3, 2), layer)(INPUTS).detach(),
-              what=f"sa_v2.{layer}(inputs) after torch.manual_seed(789)", hint=hint,
-              variants={ORDER_HINT.format(", ".join(o)): lambda o=o: getattr(reference(789, 3, 2, order=o), layer)(INPUTS).detach()
-                        for o in itertools.permutations(ORDER) if o != ORDER})
+              what=f"sa_v2.{layer}(inputs) after torch.manual_seed(789)")
     weights = weights_of(probed["queries"], probed["keys"])
     close(weights, reference_weights(), what="softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key (seed 789)",
-          grid=True, hint=hint)
+          grid=True)
     close(weights[0], V2_WEIGHTS_ROW_1, what="row 1 of softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key")
 
 
@@ -154,9 +122,7 @@ def test_qkv_bias(probed):
     for name in ORDER:
         shape = list(layers[name]["bias"].shape)
         require(shape == [2], f"self.{name}.bias has shape {tuple(shape)}, expected (2,)", what=what, hint=BIAS_HINT)
-    close(probed["outs"][0], expected(3, 3, 2, X_BIAS, qkv_bias=True), what=what + " on 4 tokens (seed 3)",
-          variants={BIAS_HINT: lambda: expected(3, 3, 2, X_BIAS, qkv_bias=False), **known_mistakes(3, 3, 2, X_BIAS, qkv_bias=True)},
-          hint="With a bias, each projection is x @ weight.T + bias: let the nn.Linear layers compute it.")
+    close(probed["outs"][0], expected(3, 3, 2, X_BIAS, qkv_bias=True), what=what + " on 4 tokens (seed 3)")
 
 
 @pytest.mark.probe("forward", seed=2024, d_in=4, d_out=3, xs=[])
@@ -169,31 +135,23 @@ def test_parameters_created_in_order(probed):
         module = reference(2024, 4, 3, order=order)
         return torch.stack([getattr(module, n).weight.detach() for n in ORDER])
 
-    variants = {ORDER_HINT.format(", ".join(o)): lambda o=o: stacked(o) for o in itertools.permutations(ORDER) if o != ORDER}
-    close(weights, stacked(), what=what + " (stacked)", variants=variants,
-          hint="Right after the seed, create W_query, W_key, W_value in that order, each nn.Linear(d_in, d_out, bias=qkv_bias).")
+    close(weights, stacked(), what=what + " (stacked)")
 
 
 @pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_other_seed(probed):
-    close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v2(3, 2)(inputs)",
-          variants=known_mistakes(7, 3, 2, INPUTS),
-          hint="Compute the output with the module's own layers: another seed gives other weights and another output.")
+    close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v2(3, 2)(inputs)")
 
 
 @pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
 def test_forward_other_sizes(probed):
-    close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v2(5, 4) on 7 tokens of size 5 (seed 11)",
-          variants=known_mistakes(11, 5, 4, X_OTHER),
-          hint="Use d_in, d_out and the number of tokens of x; nothing should depend on the textbook's sizes.")
+    close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v2(5, 4) on 7 tokens of size 5 (seed 11)")
 
 
 @pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
 def test_forward_other_lengths(probed):
     for x, out in zip([INPUTS[:1], INPUTS[:2], X_LONG], probed["outs"]):
-        close(out, expected(8, 3, 2, x), what=f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)",
-              variants=known_mistakes(8, 3, 2, x),
-              hint="Every token attends to every token of the same input, whatever their number: one row per token.")
+        close(out, expected(8, 3, 2, x), what=f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)")
 
 
 @pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
@@ -205,8 +163,7 @@ def test_attention_weights_rows_sum_to_one(probed):
     w_value = linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"]
     values = X_SQUARE.double() @ w_value.double().T  # (5, 6), rank 5
     weights = (out.double() @ torch.linalg.pinv(values)).float()
-    close(weights, attend(reference(5, 5, 6), X_SQUARE)[0], what=what, grid=True,
-          variants=known_mistakes(5, 5, 6, X_SQUARE, part=0), hint=attention_weight_hints(weights, causal=False))
+    close(weights, attend(reference(5, 5, 6), X_SQUARE)[0], what=what, grid=True)
     close(out, context, what="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
 
 

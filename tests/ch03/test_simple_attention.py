@@ -1,9 +1,10 @@
 """Section 3.3: attention without trainable weights."""
 
+import pytest
 import torch
 
 import simple_attention as ref
-from grader.checks import attention_weight_hints, close
+from grader.checks import close
 from grader.plugin import calls
 from textbook import (
     ALL_CONTEXT, ALL_SCORES_ROW_1, ALL_WEIGHTS_ROW_1, CONTEXT_2, INPUTS, NAIVE_WEIGHTS_2, SCORES_2,
@@ -19,14 +20,12 @@ W = torch.softmax(random_inputs(15, 5), dim=0)
 
 @calls("attention_scores", INPUTS, INPUTS[1])
 def test_attention_scores_textbook(probed):
-    close(probed, SCORES_2, what="attention_scores(inputs, inputs[1])",
-          hint="The score of token i is the dot product inputs[i] . query: inputs @ query.")
+    close(probed, SCORES_2, what="attention_scores(inputs, inputs[1])")
 
 
 @calls("attention_scores", X, Q)
 def test_attention_scores_other_sizes(probed):
-    close(probed, ref.attention_scores(X, Q), what="attention_scores on 5 tokens of size 4",
-          hint="Compute every score with tensor operations, for any number of tokens and any size.")
+    close(probed, ref.attention_scores(X, Q), what="attention_scores on 5 tokens of size 4")
 
 
 @calls("normalize_naive", SCORES_2)
@@ -36,21 +35,17 @@ def test_normalize_naive_textbook(probed):
 
 @calls("normalize_naive", S.abs())
 def test_normalize_naive_sums_to_one(probed):
-    close(probed, ref.normalize_naive(S.abs()), what="normalize_naive on 7 other scores",
-          hint="Divide each score by the sum of all scores.")
+    close(probed, ref.normalize_naive(S.abs()), what="normalize_naive on 7 other scores")
 
 
 @calls("softmax_naive", SCORES_2)
 def test_softmax_naive_textbook(probed):
-    close(probed, SOFTMAX_WEIGHTS_2, what="softmax_naive(scores)",
-          variants={"This is the division by the sum; softmax divides exp(x) by the sum of exp(x).": NAIVE_WEIGHTS_2})
+    close(probed, SOFTMAX_WEIGHTS_2, what="softmax_naive(scores)")
 
 
 @calls("softmax_naive", S2)
 def test_softmax_naive_dim_0(probed):
-    close(probed, ref.softmax_naive(S2), what="softmax_naive on a (4, 3) tensor (normalise along dim 0)",
-          variants={"Sum along dimension 0 (exp(x).sum(dim=0)), not along the last dimension.": torch.softmax(S2, dim=-1),
-                    "Sum along dimension 0 only, not over every entry.": torch.exp(S2) / torch.exp(S2).sum()})
+    close(probed, ref.softmax_naive(S2), what="softmax_naive on a (4, 3) tensor (normalise along dim 0)")
 
 
 @calls("context_vector", INPUTS, SOFTMAX_WEIGHTS_2)
@@ -60,8 +55,7 @@ def test_context_vector_textbook(probed):
 
 @calls("context_vector", X, W)
 def test_context_vector_other_sizes(probed):
-    close(probed, ref.context_vector(X, W), what="context_vector on 5 tokens of size 4",
-          hint="Weight each row of inputs by its attention weight and add the rows up.")
+    close(probed, ref.context_vector(X, W), what="context_vector on 5 tokens of size 4")
 
 
 @calls("all_attention_scores", INPUTS)
@@ -72,8 +66,7 @@ def test_all_attention_scores_textbook(probed):
 
 @calls("all_attention_scores", X)
 def test_all_attention_scores_other_sizes(probed):
-    close(probed, ref.all_attention_scores(X), what="all_attention_scores on 5 tokens of size 4",
-          hint="All scores at once: inputs @ inputs.T is (num_tokens, num_tokens).")
+    close(probed, ref.all_attention_scores(X), what="all_attention_scores on 5 tokens of size 4")
 
 
 @calls("all_attention_weights", INPUTS)
@@ -85,18 +78,36 @@ def test_all_attention_weights_textbook(probed):
 @calls("all_attention_weights", X)
 def test_all_attention_weights_rows_sum_to_one(probed):
     expected = ref.all_attention_weights(X)
-    hint = attention_weight_hints(probed, causal=False) if isinstance(probed, torch.Tensor) and probed.shape == expected.shape else ""
-    close(probed, expected, what="all_attention_weights on 5 tokens (each row sums to 1)", grid=True,
-          variants={"Apply softmax over the last dimension (dim=-1), so that each row sums to 1.": torch.softmax(X @ X.T, dim=0)},
-          hint=hint)
+    close(probed, expected, what="all_attention_weights on 5 tokens (each row sums to 1)", grid=True)
 
 
-@calls("all_context_vectors", INPUTS)
+def own_weights_context(probed, inputs):
+    """What all_context_vectors must give with the student's own all_attention_weights, when
+    those are a normalisation of the true scores (softmax or division by the sum, over either
+    dimension): a mistake there is graded by the weights' checks, once. Otherwise the
+    reference's context vectors."""
+    weights = probed.get("weights") if isinstance(probed, dict) else None
+    scores = inputs @ inputs.T  # (num_tokens, num_tokens)
+    normalised = [torch.softmax(scores, dim=d) for d in (0, 1)] + [scores / scores.sum(dim=d, keepdim=True) for d in (0, 1)]
+    if (isinstance(weights, torch.Tensor) and weights.shape == scores.shape and weights.is_floating_point()
+            and any(torch.allclose(weights.double(), n.double(), atol=1e-4) for n in normalised)):
+        return weights @ inputs
+    return ref.all_context_vectors(inputs)
+
+
+def context_of(probed):
+    """The context vectors the probe returned (whatever it is: close() says when it is not a tensor)."""
+    return probed.get("context") if isinstance(probed, dict) else probed
+
+
+@pytest.mark.probe("context_vectors", inputs=INPUTS)
 def test_all_context_vectors_textbook(probed):
-    close(probed, ALL_CONTEXT, what="all_context_vectors(inputs)")
+    expected = own_weights_context(probed, INPUTS)
+    close(context_of(probed), ALL_CONTEXT if torch.allclose(expected, ALL_CONTEXT, atol=1e-4) else expected,
+          what="all_context_vectors(inputs) (with your all_attention_weights)")
 
 
-@calls("all_context_vectors", X)
+@pytest.mark.probe("context_vectors", inputs=X)
 def test_all_context_vectors_other_sizes(probed):
-    close(probed, ref.all_context_vectors(X), what="all_context_vectors on 5 tokens of size 4",
-          variants={"Multiply the weights by the inputs (weights @ inputs), not the other way round.": torch.softmax(X @ X.T, dim=-1).T @ X})
+    close(context_of(probed), own_weights_context(probed, X),
+          what="all_context_vectors on 5 tokens of size 4 (with your all_attention_weights)")

@@ -10,8 +10,7 @@ from book import (
 )
 from grader.checks import close, require
 from grader.plugin import calls
-from hints import check_gradients, masked_weight_hints, same_seed
-from scoring import DotProductAttention
+from hints import check_gradients, same_seed
 
 SEED = 9
 # The book's sizes with random inputs, so that the values (not only the shape) are checked.
@@ -44,103 +43,27 @@ def reference(args, queries, keys, values, valid_lens, bias=False):
 
 
 # -- known mistakes -------------------------------------------------------------------------------
-def split_no_permute(X, num_heads):
-    """transpose_qkv without moving the head axis: reshape alone mixes tokens and heads."""
-    return X.reshape(X.shape[0] * num_heads, X.shape[1], -1)
-
-
-def split_interleaved(X, num_heads):
-    """transpose_qkv that gives head k every num_heads-th feature instead of a block."""
-    X = X.reshape(X.shape[0], X.shape[1], -1, num_heads).permute(0, 3, 1, 2)
-    return X.reshape(-1, X.shape[2], X.shape[3])
-
-
-def merge_no_permute(X, num_heads):
-    """transpose_output without moving the head axis back."""
-    return X.reshape(-1, X.shape[1], X.shape[2] * num_heads)
-
-
-def mha(args, queries, keys, values, valid_lens, bias=False, *, order="qkvo", spread="interleave", w_o=True,
-        split=ref.transpose_qkv, merge=ref.transpose_output, part="output"):
-    """Multi-head attention by hand, with the reference's layers, or with one of the usual mistakes.
-
-    ``part="weights"`` gives the heads' attention weights instead of the output.
-    """
-    key_size, query_size, value_size, num_hiddens, num_heads, _ = args
-    sizes = {"q": query_size, "k": key_size, "v": value_size, "o": num_hiddens}
-    torch.manual_seed(SEED)
-    layers = {name: torch.nn.Linear(sizes[name], num_hiddens, bias=bias) for name in order}
-    if valid_lens is not None:
-        if spread == "interleave":
-            valid_lens = torch.repeat_interleave(valid_lens, num_heads, dim=0)
-        elif spread == "tile":
-            valid_lens = valid_lens.repeat(num_heads, *[1] * (valid_lens.dim() - 1))
-        else:
-            valid_lens = None
-    attention = DotProductAttention(0.0)
-    with torch.no_grad():
-        heads = attention(split(layers["q"](queries), num_heads), split(layers["k"](keys), num_heads),
-                          split(layers["v"](values), num_heads), valid_lens)
-        if part == "weights":
-            return attention.attention_weights
-        concat = merge(heads, num_heads)
-        return layers["o"](concat) if w_o else concat
-
-
-def mha_variants(args, queries, keys, values, valid_lens, bias=False, part="output"):
-    """Hints for the usual multi-head mistakes (in the output, or in the heads' weights)."""
-    def run(**mistake):
-        return lambda: mha(args, queries, keys, values, valid_lens, bias, part=part, **mistake)
-    return {
-        "Your transpose_qkv reshapes without moving the head axis (see its own check): permute(0, 2, 1, 3) "
-        "before merging heads into the batch.": run(split=split_no_permute),
-        "Your transpose_qkv gives each head every num_heads-th feature (see its own check): head k gets a block "
-        "of consecutive features.": run(split=split_interleaved),
-        "Your transpose_output does not move the head axis back (see its own check).": run(merge=merge_no_permute),
-        "Repeat each valid length num_heads times in place (torch.repeat_interleave(valid_lens, num_heads, dim=0)): "
-        "rows b * num_heads .. (b + 1) * num_heads - 1 are the heads of item b; tiling the vector mixes up the items.":
-            run(spread="tile"),
-        "Pass the repeated valid_lens to self.attention: keys beyond the valid length must get weight 0.": run(spread="none"),
-        "Create W_q, W_k, W_v, W_o in that order (the order fixes the random initial weights).": run(order="kqvo"),
-        "Create W_q, W_k, W_v, W_o in that order (W_v before W_o).": run(order="qkov"),
-        "Mix the concatenated heads with W_o at the end.": run(w_o=False),
-    }
 
 
 # -- reshaping for parallel heads ----------------------------------------------------------------
 @calls("transpose_qkv", X_BOOK, NUM_HEADS)
 def test_transpose_qkv_book_shape(probed):
-    close(probed, ref.transpose_qkv(X_BOOK, NUM_HEADS), what="transpose_qkv(X of shape (2, 4, 100), 5): (10, 4, 20)",
-          variants={"Move the head axis in front of the tokens (permute(0, 2, 1, 3)) before merging it with the batch; "
-                    "reshape alone mixes tokens and heads.": split_no_permute(X_BOOK, NUM_HEADS),
-                    "Head k gets a block of consecutive features: reshape to (batch_size, n, num_heads, -1), "
-                    "not (batch_size, n, -1, num_heads).": split_interleaved(X_BOOK, NUM_HEADS)})
+    close(probed, ref.transpose_qkv(X_BOOK, NUM_HEADS), what="transpose_qkv(X of shape (2, 4, 100), 5): (10, 4, 20)")
 
 
 @calls("transpose_qkv", X_OTHER, 4)
 def test_transpose_qkv_other_sizes(probed):
-    close(probed, ref.transpose_qkv(X_OTHER, 4), what="transpose_qkv(X of shape (3, 5, 12), 4): (12, 5, 3)",
-          variants={"Move the head axis in front of the tokens (permute(0, 2, 1, 3)) before merging it with the batch.":
-                    split_no_permute(X_OTHER, 4),
-                    "Head k gets a block of consecutive features: reshape to (batch_size, n, num_heads, -1).":
-                    split_interleaved(X_OTHER, 4)},
-          hint="Row b * num_heads + k of the result is head k of batch item b.")
+    close(probed, ref.transpose_qkv(X_OTHER, 4), what="transpose_qkv(X of shape (3, 5, 12), 4): (12, 5, 3)")
 
 
 @calls("transpose_output", ref.transpose_qkv(X_OTHER, 4), 4)
 def test_transpose_output_inverts_transpose_qkv(probed):
-    close(probed, X_OTHER, what="transpose_output(transpose_qkv(X, 4), 4) == X for X of shape (3, 5, 12)",
-          variants={"Move the head axis back behind the tokens (permute(0, 2, 1, 3)) before concatenating the heads.":
-                    merge_no_permute(ref.transpose_qkv(X_OTHER, 4), 4)},
-          hint="Undo transpose_qkv step by step in reverse order: reshape to (batch_size, num_heads, n, head_size), "
-               "permute, reshape to (batch_size, n, num_hiddens).")
+    close(probed, X_OTHER, what="transpose_output(transpose_qkv(X, 4), 4) == X for X of shape (3, 5, 12)")
 
 
 @calls("transpose_output", HEADS_OTHER, 2)
 def test_transpose_output_other_sizes(probed):
-    close(probed, ref.transpose_output(HEADS_OTHER, 2), what="transpose_output(X of shape (6, 5, 3), 2): (3, 5, 6)",
-          variants={"Move the head axis back behind the tokens (permute(0, 2, 1, 3)) before concatenating the heads.":
-                    merge_no_permute(HEADS_OTHER, 2)})
+    close(probed, ref.transpose_output(HEADS_OTHER, 2), what="transpose_output(X of shape (6, 5, 3), 2): (3, 5, 6)")
 
 
 # -- the book's example ----------------------------------------------------------------------
@@ -159,8 +82,7 @@ def test_book_shape(probed):
 def test_book_values(probed):
     close(probed["output"], reference(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)[0],
           what="MultiHeadAttention(100, 100, 100, 100, 5, 0.5) in eval mode on random (2, 4, 100) queries, "
-               "(2, 6, 100) keys and values, valid_lens [3, 2] (same seed as the reference)",
-          variants=mha_variants(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS))
+               "(2, 6, 100) keys and values, valid_lens [3, 2] (same seed as the reference)")
 
 
 # -- behaviour -------------------------------------------------------------------------------
@@ -180,27 +102,19 @@ def test_parameters(probed):
 def test_different_sizes(probed):
     close(probed["output"], reference(ARGS, Q, K, V, LENS_1D, bias=True)[0],
           what="MultiHeadAttention(3, 5, 7, 12, 3, 0.2, bias=True): queries (2, 4, 5), keys (2, 6, 3), values (2, 6, 7), "
-               "valid_lens [3, 6]",
-          variants=mha_variants(ARGS, Q, K, V, LENS_1D, bias=True),
-          hint="Check every layer: W_q projects the queries (query_size), W_k the keys (key_size), W_v the values "
-               "(value_size), W_o mixes the heads; each gets bias=bias.")
+               "valid_lens [3, 6]")
 
 
 @probe(ARGS, Q, K, V, LENS_2D)
 def test_valid_lens_2d(probed):
     close(probed["output"], reference(ARGS, Q, K, V, LENS_2D)[0],
-          what="MultiHeadAttention with one valid length per query, valid_lens of shape (2, 4)",
-          variants=mha_variants(ARGS, Q, K, V, LENS_2D),
-          hint="A 2-D valid_lens (batch_size, num_queries) is repeated the same way along axis 0: "
-               "torch.repeat_interleave(valid_lens, num_heads, dim=0).")
+          what="MultiHeadAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
 @probe(ARGS, Q, K, V, None)
 def test_no_valid_lens(probed):
     close(probed["output"], reference(ARGS, Q, K, V, None)[0],
-          what="MultiHeadAttention with valid_lens None (every key counts)",
-          variants=mha_variants(ARGS, Q, K, V, None),
-          hint="With valid_lens None there is nothing to repeat: pass None on to self.attention.")
+          what="MultiHeadAttention with valid_lens None (every key counts)")
 
 
 @probe(ARGS, Q, K, V, LENS_2D)
@@ -211,8 +125,7 @@ def test_attention_weights(probed):
             hint="Run the heads through self.attention = DotProductAttention(dropout); it keeps the weights.")
     expected = reference(ARGS, Q, K, V, LENS_2D)[1]
     lens = torch.repeat_interleave(LENS_2D, 3, dim=0)
-    close(weights, expected, grid=True, hint=masked_weight_hints(weights, lens, expected.shape),
-          variants=mha_variants(ARGS, Q, K, V, LENS_2D, part="weights"),
+    close(weights, expected, grid=True,
           what="self.attention.attention_weights: (batch_size * num_heads, num_queries, num_kv_pairs), "
                "each head masked with its batch item's valid lengths")
 
@@ -220,10 +133,7 @@ def test_attention_weights(probed):
 @probe([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)
 def test_eval_disables_dropout(probed):
     close(probed["output"], reference([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)[0],
-          what="MultiHeadAttention(3, 5, 7, 12, 3, 0.9) in eval mode (dropout must do nothing)",
-          variants=mha_variants([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D),
-          hint="Dropout belongs to self.attention = DotProductAttention(dropout), which is off in eval mode; "
-               "add no dropout of your own.")
+          what="MultiHeadAttention(3, 5, 7, 12, 3, 0.9) in eval mode (dropout must do nothing)")
 
 
 @pytest.mark.probe("gradients", args=ARGS, bias=True, seed=SEED, queries=Q, keys=K, values=V, valid_lens=LENS_1D,

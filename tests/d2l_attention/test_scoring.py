@@ -1,6 +1,5 @@
 """Section 11.3: additive and scaled dot-product attention (graded with the reference masked_softmax)."""
 
-import math
 
 import pytest
 import torch
@@ -8,8 +7,7 @@ import torch
 import scoring as ref
 from book import ADDITIVE_ARGS, ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, VALID_LENS, VALUES, random_inputs, random_lens
 from grader.checks import close, require
-from hints import check_gradients, masked_weight_hints, same_seed
-from masked_softmax import masked_softmax
+from hints import check_gradients, same_seed
 
 SEED = 5
 # Not the book's sizes: 2 batch items, 4 queries, 7 key-value pairs; keys differ, so weights do too.
@@ -38,67 +36,17 @@ def reference(scorer, args, queries, keys, values, valid_lens=None):
 
 
 # -- known mistakes, computed with the reference's weights -----------------------------------------
-def additive(queries, keys, values, valid_lens, *, args=ADD_ARGS, order="kq", tanh=True, masked=True):
-    """Additive attention by hand, with the reference's initial weights, or with one of the usual mistakes."""
-    torch.manual_seed(SEED)
-    key_size, query_size, num_hiddens, _ = args
-    if order == "kq":
-        W_k, W_q = torch.nn.Linear(key_size, num_hiddens, bias=False), torch.nn.Linear(query_size, num_hiddens, bias=False)
-    else:
-        W_q, W_k = torch.nn.Linear(query_size, num_hiddens, bias=False), torch.nn.Linear(key_size, num_hiddens, bias=False)
-    w_v = torch.nn.Linear(num_hiddens, 1, bias=False)
-    with torch.no_grad():
-        features = W_q(queries).unsqueeze(2) + W_k(keys).unsqueeze(1)
-        scores = w_v(torch.tanh(features) if tanh else features).squeeze(-1)
-        return torch.bmm(masked_softmax(scores, valid_lens if masked else None), values)
 
 
-def additive_variants(queries, keys, values, valid_lens):
-    """Hints for the usual additive-attention mistakes."""
-    return {
-        "Create W_k first, then W_q, then w_v (the order fixes the random initial weights).":
-            lambda: additive(queries, keys, values, valid_lens, order="qk"),
-        "Pass the sum of the projected query and key through tanh before w_v.":
-            lambda: additive(queries, keys, values, valid_lens, tanh=False),
-        "Pass valid_lens on to masked_softmax: keys beyond the valid length must get weight 0.":
-            lambda: additive(queries, keys, values, valid_lens, masked=False),
-    }
-
-
-def dot(queries, keys, values, valid_lens, *, scale=lambda d, n: math.sqrt(d), masked=True):
-    """Scaled dot-product attention by hand, or with one of the usual mistakes."""
-    scores = torch.bmm(queries, keys.transpose(1, 2)) / scale(queries.shape[-1], keys.shape[1])
-    return torch.bmm(masked_softmax(scores, valid_lens if masked else None), values)
-
-
-def dot_variants(queries, keys, values, valid_lens):
-    """Hints for the usual dot-product-attention mistakes."""
-    return {
-        "Divide the scores by sqrt(d), d = queries.shape[-1]: without the scaling softmax saturates.":
-            lambda: dot(queries, keys, values, valid_lens, scale=lambda d, n: 1.0),
-        "Divide by sqrt(d), not by d.": lambda: dot(queries, keys, values, valid_lens, scale=lambda d, n: d),
-        "d is the size of each query and key (queries.shape[-1]), not the number of keys.":
-            lambda: dot(queries, keys, values, valid_lens, scale=lambda d, n: math.sqrt(n)),
-        "Pass valid_lens on to masked_softmax: keys beyond the valid length must get weight 0.":
-            lambda: dot(queries, keys, values, valid_lens, masked=False),
-    }
-
-
-def check_weights(probed, scorer, args, queries, keys, values, valid_lens, variants):
-    """``self.attention_weights`` is kept, masked, normalised and equal to the reference's.
-
-    ``variants`` computes known mistakes for given values; with identity values the output
-    of attention pooling *is* the weights, so the same functions name mistakes in the weights.
-    """
+def check_weights(probed, scorer, args, queries, keys, values, valid_lens):
+    """``self.attention_weights`` is kept, masked, normalised and equal to the reference's."""
     weights = probed["weights"]
     require(weights is not None, f"{scorer} does not keep its attention weights",
             what=f"{scorer}.attention_weights after forward",
             hint="Store the weights of the last call in self.attention_weights (a tensor), before dropout.")
     expected = reference(scorer, args, queries, keys, values, valid_lens)[1]
-    identity = torch.eye(expected.shape[-1]).repeat(expected.shape[0], 1, 1)
     close(weights, expected, what=f"{scorer}.attention_weights, shape (batch_size, num_queries, num_kv_pairs)",
-          grid=True, hint=masked_weight_hints(weights, valid_lens, expected.shape),
-          variants=variants(queries, keys, identity, valid_lens))
+          grid=True)
 
 
 def check_dropout(probed, scorer, args, queries, keys, valid_lens):
@@ -145,47 +93,36 @@ def reference_gradients(scorer, args, queries, keys, values, valid_lens):
 # -- the book's example ------------------------------------------------------------------------
 @probe("AdditiveAttention", list(ADDITIVE_ARGS), ADDITIVE_QUERIES, KEYS, VALUES, VALID_LENS)
 def test_additive_book(probed):
-    close(probed["output"], POOLED, what="AdditiveAttention(2, 20, 8, 0.1) in eval mode on the book's keys, values, valid_lens [2, 6]",
-          variants={"Pass valid_lens on to masked_softmax: keys beyond the valid length must get weight 0.":
-                    additive(ADDITIVE_QUERIES, KEYS, VALUES, None, args=ADDITIVE_ARGS)},
-          hint="All keys are equal, so the weights are uniform over the first 2 (resp. 6) keys. In eval mode dropout does nothing.")
+    close(probed["output"], POOLED, what="AdditiveAttention(2, 20, 8, 0.1) in eval mode on the book's keys, values, valid_lens [2, 6]")
 
 
 @probe("DotProductAttention", [0.5], DOT_QUERIES, KEYS, VALUES, VALID_LENS)
 def test_dot_product_book(probed):
-    close(probed["output"], POOLED, what="DotProductAttention(0.5) in eval mode on the book's keys, values, valid_lens [2, 6]",
-          variants={"Pass valid_lens on to masked_softmax: keys beyond the valid length must get weight 0.":
-                    dot(DOT_QUERIES, KEYS, VALUES, None)},
-          hint="All keys are equal, so the weights are uniform over the first 2 (resp. 6) keys. In eval mode dropout does nothing.")
+    close(probed["output"], POOLED, what="DotProductAttention(0.5) in eval mode on the book's keys, values, valid_lens [2, 6]")
 
 
 # -- additive attention ----------------------------------------------------------------------
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_matches_reference(probed):
     close(probed["output"], reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)[0],
-          what="AdditiveAttention(3, 5, 6, 0.2) on other keys (2, 7, 3), queries (2, 4, 5), valid_lens [3, 7]",
-          variants=additive_variants(ADD_Q, ADD_K, V, LENS_1D))
+          what="AdditiveAttention(3, 5, 6, 0.2) on other keys (2, 7, 3), queries (2, 4, 5), valid_lens [3, 7]")
 
 
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)
 def test_additive_2d_valid_lens(probed):
     close(probed["output"], reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)[0],
-          what="AdditiveAttention with one valid length per query, valid_lens of shape (2, 4)",
-          variants=additive_variants(ADD_Q, ADD_K, V, LENS_2D))
+          what="AdditiveAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_attention_weights(probed):
-    check_weights(probed, "AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D, additive_variants)
+    check_weights(probed, "AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 
 
 @probe("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_eval_disables_dropout(probed):
     close(probed["output"], reference("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)[0],
-          what="AdditiveAttention(3, 5, 6, 0.9) in eval mode (dropout must do nothing)",
-          variants=additive_variants(ADD_Q, ADD_K, V, LENS_1D),
-          hint="Use the module self.dropout = nn.Dropout(dropout), which is off in eval mode; "
-               "not nn.functional.dropout(..., training=True).")
+          what="AdditiveAttention(3, 5, 6, 0.9) in eval mode (dropout must do nothing)")
 
 
 @probe("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D, train=True)
@@ -204,37 +141,30 @@ def test_additive_gradients(probed):
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)
 def test_dot_product_matches_reference(probed):
     close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)[0],
-          what="DotProductAttention(0.2) on queries (2, 4, 6), keys (2, 7, 6), valid_lens [3, 7]",
-          variants=dot_variants(DOT_Q, DOT_K, V, LENS_1D))
+          what="DotProductAttention(0.2) on queries (2, 4, 6), keys (2, 7, 6), valid_lens [3, 7]")
 
 
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 def test_dot_product_2d_valid_lens(probed):
     close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)[0],
-          what="DotProductAttention with one valid length per query, valid_lens of shape (2, 4)",
-          variants=dot_variants(DOT_Q, DOT_K, V, LENS_2D))
+          what="DotProductAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)
 def test_dot_product_no_valid_lens(probed):
     close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)[0],
-          what="DotProductAttention(0.2)(queries, keys, values), valid_lens left at its default None",
-          variants=dot_variants(DOT_Q, DOT_K, V, None),
-          hint="valid_lens=None means every key counts: masked_softmax(scores, None) is a plain softmax.")
+          what="DotProductAttention(0.2)(queries, keys, values), valid_lens left at its default None")
 
 
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 def test_dot_product_attention_weights(probed):
-    check_weights(probed, "DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D, dot_variants)
+    check_weights(probed, "DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 
 
 @probe("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)
 def test_dot_product_eval_disables_dropout(probed):
     close(probed["output"], reference("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)[0],
-          what="DotProductAttention(0.9) in eval mode (dropout must do nothing)",
-          variants=dot_variants(DOT_Q, DOT_K, V, LENS_1D),
-          hint="Use the module self.dropout = nn.Dropout(dropout), which is off in eval mode; "
-               "not nn.functional.dropout(..., training=True).")
+          what="DotProductAttention(0.9) in eval mode (dropout must do nothing)")
 
 
 @probe("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D, train=True)

@@ -2,6 +2,7 @@
 
 import torch
 
+from grader.sandbox.trace import traced
 from grader.sandbox.worker import ProbeError
 
 
@@ -13,4 +14,4 @@ def output(student, seed, args, x):
     torch.manual_seed(seed)
     module = cls(*args)
     module.eval()
-    return module(x)
+    return traced(module, x, module=module)

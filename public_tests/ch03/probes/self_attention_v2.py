@@ -2,6 +2,7 @@
 
 import torch
 
+from grader.sandbox.trace import traced
 from grader.sandbox.worker import ProbeError
 
 
@@ -11,4 +12,5 @@ def output(student, seed, d_in, d_out, x):
     if cls is None:
         raise ProbeError("your module has no class named 'SelfAttention_v2'")
     torch.manual_seed(seed)
-    return cls(d_in, d_out)(x)
+    module = cls(d_in, d_out)
+    return traced(module, x, module=module)

@@ -2,6 +2,7 @@
 
 import torch
 
+from grader.sandbox.trace import traced
 from grader.sandbox.worker import ProbeError
 
 
@@ -23,4 +24,4 @@ def output(student, queries, keys, valid_lens):
     torch.manual_seed(0)
     module = _get(student, "MultiHeadAttention")(100, 100, 100, 100, 5, 0.5)
     module.eval()
-    return module(queries, keys, keys, valid_lens)
+    return traced(module, queries, keys, keys, valid_lens, module=module)

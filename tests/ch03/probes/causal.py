@@ -4,52 +4,25 @@ Only inputs come in (tensors as marker kwargs); no expected value lives here. Ea
 torch itself before it builds a module, so the trusted test can build the reference the same way.
 """
 
-import contextlib
-
 import torch
-import torch.nn.functional as F
 
+from grader.sandbox.trace import recording
 from grader.sandbox.worker import ProbeError, describe_exception, exact_tensor
 
 
-@contextlib.contextmanager
-def softmax_spy():
-    """Record the inputs and outputs of every softmax call (torch, functional, Tensor, nn.Softmax)."""
-    calls = []
-    originals = (torch.softmax, F.softmax, torch.Tensor.softmax)
-    own = "softmax" in vars(torch.Tensor)  # else Tensor.softmax comes from the C base class
-    depth = [0]
-
-    def wrap(original):
-        def spy(*args, **kwargs):
-            depth[0] += 1
-            try:
-                result = original(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-            if depth[0] == 0 and args and type(args[0]) is torch.Tensor and type(result) is torch.Tensor:
-                calls.append((args[0].detach().clone(), result.detach().clone()))
-            return result
-        return spy
-
-    torch.softmax, F.softmax, torch.Tensor.softmax = (wrap(f) for f in originals)
-    try:
-        yield calls
-    finally:
-        torch.softmax, F.softmax = originals[:2]
-        if own:
-            torch.Tensor.softmax = originals[2]
-        else:
-            del torch.Tensor.softmax
-
-
-def last_square(calls, which: int, n: int):
-    """The last recorded softmax input (which=0) or output (which=1) ending in (n, n), else None."""
-    for call in reversed(calls):
-        t = call[which]
-        if t.dim() >= 2 and tuple(t.shape[-2:]) == (n, n):
+def softmax_steps(steps, which: str, n: int):
+    """The last recorded softmax input (``which="softmax input"``) or output ("softmax") ending in (n, n)."""
+    for label, t in reversed(steps):
+        if label == which and t.dim() >= 2 and tuple(t.shape[-2:]) == (n, n):
             return t
     return None
+
+
+def traced_output(module, x, what="the output of forward"):
+    """``module(x)`` (an exact tensor) with the steps it took."""
+    with recording(module) as recorder:
+        out = output(module(x), what)
+    return {"$traced": out, "steps": recorder.steps}
 
 
 def build(student, seed, args, kwargs=None, name="CausalAttention"):
@@ -74,27 +47,27 @@ def masks(student, sizes):
 def renormalize(student, weights):
     """mask_and_renormalize(weights), and the input afterwards (it must not change)."""
     given = weights.clone()
-    result = exact_tensor(student.mask_and_renormalize(given), "the result of mask_and_renormalize")
-    return {"result": result, "input_after": given}
+    with recording() as recorder:
+        result = exact_tensor(student.mask_and_renormalize(given), "the result of mask_and_renormalize")
+    return {"$traced": {"result": result, "input_after": given}, "steps": recorder.steps}
 
 
 def causal_weights(student, scores, d_k):
     """causal_attention_weights(scores, d_k), and the input afterwards (it must not change)."""
     given = scores.clone()
-    result = exact_tensor(student.causal_attention_weights(given, d_k), "the result of causal_attention_weights")
-    return {"result": result, "input_after": given}
+    with recording() as recorder:
+        result = exact_tensor(student.causal_attention_weights(given, d_k), "the result of causal_attention_weights")
+    return {"$traced": {"result": result, "input_after": given}, "steps": recorder.steps}
 
 
 def masked_scores(student, scores):
-    """What causal_attention_weights(scores, d_k=1) passes to softmax: the masked scores."""
+    """What causal_attention_weights(scores, d_k=1) gives softmax (the masked scores; None when
+    no softmax call was seen, e.g. a softmax written by hand), and the weights it returns."""
     n = scores.shape[-1]
-    with softmax_spy() as calls:
-        student.causal_attention_weights(scores.clone(), 1)
-    found = last_square(calls, 0, n)
-    if found is None:
-        raise ProbeError("could not see the masked scores: causal_attention_weights should call "
-                         "torch.softmax on the scores after filling the future with -inf")
-    return found
+    with recording() as recorder:
+        weights = exact_tensor(student.causal_attention_weights(scores.clone(), 1), "the result of causal_attention_weights")
+    return {"$traced": {"masked": softmax_steps(recorder.steps, "softmax input", n), "weights": weights},
+            "steps": recorder.steps}
 
 
 # -- CausalAttention (3.5.3) ----------------------------------------------------------------------
@@ -104,7 +77,7 @@ def forward(student, seed, args, x, kwargs=None, train=False, forward_seed=None)
     module.train(train)
     if forward_seed is not None:
         torch.manual_seed(forward_seed)
-    return output(module(x))
+    return traced_output(module, x)
 
 
 def shorter(student, seed, args, x):
@@ -112,7 +85,9 @@ def shorter(student, seed, args, x):
     module = build(student, seed, args)
     module.eval()
     try:
-        return {"out": output(module(x)), "error": None}
+        with recording(module) as recorder:
+            out = output(module(x))
+        return {"$traced": {"out": out, "error": None}, "steps": recorder.steps}
     except (ProbeError, NotImplementedError):
         raise
     except Exception as exc:  # noqa: BLE001 - the test explains what this error usually means
@@ -125,10 +100,41 @@ def future(student, seed, args, x, changed):
     """Outputs for ``x`` and for ``changed`` (same start, other later tokens), and the weights."""
     module = build(student, seed, args)
     module.eval()
-    with softmax_spy() as calls:
+    with recording(module) as recorder:
         out = output(module(x))
-    weights = last_square(calls, 1, x.shape[1])
-    return {"out": out, "out_changed": output(module(changed)), "weights": weights}
+    weights = softmax_steps(recorder.steps, "softmax", x.shape[1])
+    return {"$traced": {"out": out, "out_changed": output(module(changed)), "weights": weights}, "steps": recorder.steps}
+
+
+def dropout(student, seed, n, p, heads=None):
+    """Dropout seen by its behaviour: ``CausalAttention(n, 2n, n, p)`` (or, with ``heads``,
+    that class with 2 heads of 2n features) whose value layer is set to give values [I | I ...]
+    and whose output projection, if any, is the identity, applied to the identity: the output
+    then shows the attention weights themselves, each twice. Returns it in eval and in
+    training mode; any order of random draws passes."""
+    d_out = 2 * n if heads is None else 4 * n
+    args = [n, d_out, n, p] if heads is None else [n, d_out, n, p, 2]
+    module = build(student, seed, args, name=heads or "CausalAttention")
+    value, out_proj = getattr(module, "W_value", None), getattr(module, "out_proj", None)
+    if not isinstance(value, torch.nn.Linear) or value.weight.shape != (d_out, n):
+        raise ProbeError(f"self.W_value should be nn.Linear({n}, {d_out})")
+    with torch.no_grad():
+        value.weight.copy_(torch.eye(n).repeat(d_out // n, 1))
+        if value.bias is not None:
+            value.bias.zero_()
+        if isinstance(out_proj, torch.nn.Linear) and out_proj.weight.shape == (d_out, d_out):
+            out_proj.weight.copy_(torch.eye(d_out))
+            if out_proj.bias is not None:
+                out_proj.bias.zero_()
+    x = torch.eye(n).repeat(2, 1, 1)  # (2, n, n)
+    module.eval()
+    with torch.no_grad():
+        eval_out = output(module(x))
+        module.train()
+        torch.manual_seed(seed + 1)
+        with recording(module) as recorder:
+            train_out = output(module(x))
+    return {"$traced": {"eval": eval_out, "train": train_out}, "steps": recorder.steps}
 
 
 def structure(student, args):

@@ -5,46 +5,27 @@ under that name first (``uses = ["causal"]`` in the rubric). Only inputs come in
 torch itself before it builds a module, so the trusted test can build the reference the same way.
 """
 
-import contextlib
+import importlib.util
+from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from grader.sandbox.trace import recording
 from grader.sandbox.worker import ProbeError, describe_exception, exact_tensor
 
 WRAPPER, MHA = "MultiHeadAttentionWrapper", "MultiHeadAttention"
 
 
-@contextlib.contextmanager
-def softmax_spy():
-    """Record the inputs and outputs of every softmax call (torch, functional, Tensor, nn.Softmax)."""
-    calls = []
-    originals = (torch.softmax, F.softmax, torch.Tensor.softmax)
-    own = "softmax" in vars(torch.Tensor)  # else Tensor.softmax comes from the C base class
-    depth = [0]
+def _sibling(stem: str):
+    """The probes of another module of this assignment (loaded by path, like this file)."""
+    spec = importlib.util.spec_from_file_location(f"_probes_sibling_{stem}", Path(__file__).with_name(f"{stem}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def wrap(original):
-        def spy(*args, **kwargs):
-            depth[0] += 1
-            try:
-                result = original(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-            if depth[0] == 0 and args and type(args[0]) is torch.Tensor and type(result) is torch.Tensor:
-                calls.append((args[0].detach().clone(), result.detach().clone()))
-            return result
-        return spy
 
-    torch.softmax, F.softmax, torch.Tensor.softmax = (wrap(f) for f in originals)
-    try:
-        yield calls
-    finally:
-        torch.softmax, F.softmax = originals[:2]
-        if own:
-            torch.Tensor.softmax = originals[2]
-        else:
-            del torch.Tensor.softmax
+_causal = _sibling("causal")
 
 
 def build(student, seed, name, args, kwargs=None):
@@ -75,7 +56,7 @@ def forward(student, seed, name, args, x, kwargs=None, train=False, forward_seed
     module.train(train)
     if forward_seed is not None:
         torch.manual_seed(forward_seed)
-    return output(module(x))
+    return _causal.traced_output(module, x)
 
 
 def shorter(student, seed, name, args, x):
@@ -83,7 +64,9 @@ def shorter(student, seed, name, args, x):
     module = build(student, seed, name, args)
     module.eval()
     try:
-        return {"out": output(module(x)), "error": None}
+        with recording(module) as recorder:
+            out = output(module(x))
+        return {"$traced": {"out": out, "error": None}, "steps": recorder.steps}
     except (ProbeError, NotImplementedError):
         raise
     except Exception as exc:  # noqa: BLE001 - the test explains what this error usually means
@@ -97,10 +80,16 @@ def future(student, seed, args, x, changed):
     module = build(student, seed, MHA, args)
     module.eval()
     n = x.shape[1]
-    with softmax_spy() as calls:
+    with recording(module) as recorder:
         out = output(module(x))
-    weights = next((o for _, o in reversed(calls) if o.dim() == 4 and tuple(o.shape[-2:]) == (n, n)), None)
-    return {"out": out, "out_changed": output(module(changed)), "weights": weights}
+    weights = next((t for label, t in reversed(recorder.steps)
+                    if label == "softmax" and t.dim() == 4 and tuple(t.shape[-2:]) == (n, n)), None)
+    return {"$traced": {"out": out, "out_changed": output(module(changed)), "weights": weights}, "steps": recorder.steps}
+
+
+def dropout(student, seed, n, p):
+    """Dropout seen by its behaviour in MultiHeadAttention (see probes/causal.py: dropout)."""
+    return _causal.dropout(student, seed, n, p, heads=MHA)
 
 
 def gradients(student, seed, name, args, x, kwargs=None):
@@ -187,8 +176,9 @@ def exercise_3_2(student, seed, args, x):
     }
 
 
-def exercise_3_3(student, seed, x):
-    """exercise_3_3_gpt2_attention() built after seeding: its sizes, and its output on a short input."""
+def exercise_3_3(student, seed):
+    """exercise_3_3_gpt2_attention() built after seeding: its configuration (the forward pass is
+    graded by the MultiHeadAttention checks, so a mistake there costs points once)."""
     function = getattr(student, "exercise_3_3_gpt2_attention", None)
     if function is None:
         raise ProbeError("your module has no function named 'exercise_3_3_gpt2_attention'")
@@ -199,8 +189,6 @@ def exercise_3_3(student, seed, x):
     module.eval()
     mask = dict(module.named_buffers()).get("mask")
     dropout = getattr(module, "dropout", None)
-    with torch.no_grad():
-        out = output(module(x))
     return {
         "type": type(module).__name__,
         "parameters": sum(p.numel() for p in module.parameters() if p.requires_grad),
@@ -208,5 +196,6 @@ def exercise_3_3(student, seed, x):
         "num_heads": getattr(module, "num_heads", None) if type(getattr(module, "num_heads", None)) is int else None,
         "mask_shape": list(mask.shape) if isinstance(mask, torch.Tensor) else None,
         "dropout": float(dropout.p) if isinstance(dropout, nn.Dropout) else None,
-        "out": out,
+        "head_dim": getattr(module, "head_dim", None) if type(getattr(module, "head_dim", None)) is int else None,
+        "d_out": getattr(module, "d_out", None) if type(getattr(module, "d_out", None)) is int else None,
     }

@@ -6,6 +6,7 @@ Runs inside the sandbox, next to student code: inputs only, never an expected va
 import torch
 from torch import nn
 
+from grader.sandbox.trace import recording
 from grader.sandbox.worker import ProbeError, exact_tensor
 
 NAMES = ("W_query", "W_key", "W_value")
@@ -45,9 +46,13 @@ def parameters(module):
 
 
 def forward(student, seed, d_in, d_out, xs, qkv_bias=None):
-    """Build the module once, describe its layers, and apply it to each input in ``xs``."""
+    """Build the module once, describe its layers, and apply it to each input in ``xs``
+    (recording the steps of each forward pass)."""
     module = build(student, seed, d_in, d_out, qkv_bias)
-    return {"params": parameters(module), "outs": [module(x) for x in xs]}
+    params = parameters(module)
+    with recording(module) as recorder:
+        outs = [module(x) for x in xs]
+    return {"$traced": {"params": params, "outs": outs}, "steps": recorder.steps}
 
 
 def projections(student, seed, d_in, d_out, x):

@@ -4,6 +4,7 @@ code: inputs only, never an expected value.
 
 import torch
 
+from grader.sandbox.trace import recording
 from grader.sandbox.worker import ProbeError
 
 
@@ -29,8 +30,11 @@ def table(student, args):
 
 
 def encode(student, args, X, train=False):
-    """``forward(X)`` in eval mode (or in training mode, with dropout active)."""
-    return build(student, args, train)(X)
+    """``forward(X)`` in eval mode (or in training mode, with dropout active), with its steps."""
+    module = build(student, args, train)
+    with recording(module) as recorder:
+        output = module(X)
+    return {"$traced": output, "steps": recorder.steps}
 
 
 def train_and_eval(student, args, X):

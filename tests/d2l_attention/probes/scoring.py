@@ -5,6 +5,7 @@ only, never an expected value. Every probe builds its scorer right after
 
 import torch
 
+from grader.sandbox.trace import recording
 from grader.sandbox.worker import ProbeError
 
 SCORERS = ("AdditiveAttention", "DotProductAttention")
@@ -41,8 +42,9 @@ def kept_weights(module):
 def attend(student, scorer, args, seed, queries, keys, values, valid_lens=None, train=False):
     """The output of one forward call and the attention weights kept on the module."""
     module = build(student, scorer, args, seed, train)
-    output = run(module, queries, keys, values, valid_lens)
-    return {"output": output, "weights": kept_weights(module)}
+    with recording(module) as recorder:
+        output = run(module, queries, keys, values, valid_lens)
+    return {"$traced": {"output": output, "weights": kept_weights(module)}, "steps": recorder.steps}
 
 
 def gradients(student, scorer, args, seed, queries, keys, values, valid_lens, upstream):

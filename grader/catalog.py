@@ -1,0 +1,270 @@
+"""The misconception catalog: known mistakes, each a small change of the reference, and when
+one of them is what a student made.
+
+``tests/<assignment>/catalog.py`` lists ``MISTAKES``: each :class:`Mistake` is a text
+replacement on ``solutions/<assignment>/<stem>.py`` and the concept it teaches. The same
+list is the project's kept mutants (every hidden test must fail on some mistake).
+
+A concept is named only when its mistake is **confirmed**: run in this trusted process on
+the same probes, with the same inputs and seeds, the mistaken reference gives exactly what the
+student's code gave on every probe the mistake changes (its *footprint*). Probes in training
+mode are left out of footprints (the order of random draws is a matter of style), except for
+mistakes marked ``random`` (where dropout goes).
+
+Everything here depends on the suite only (never on a submission), so results are cached
+per process. ``Reference`` runs probes on the reference and on mistakes live (instructor's
+side); ``Table`` reads the same results precomputed for the public probes (a student's
+template has no solutions), see :mod:`grader.public_catalog`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import re
+import runpy
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+ATOL = 1e-4
+MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One known mistake: ``old`` becomes ``new`` in the reference ``stem``.py."""
+
+    stem: str
+    # What was changed, for instructors and the project's tests.
+    description: str
+    old: str
+    new: str
+    # The concept shown to a student when this mistake is confirmed ("" = never named).
+    concept: str = ""
+    # Compare training-mode probes too (the mistake is about where dropout goes).
+    random: bool = False
+
+    def apply(self, source: str) -> str:
+        """The reference source with this mistake made (``old`` must occur exactly once)."""
+        if source.count(self.old) != 1:
+            raise ValueError(f"{self.stem}: {self.description!r}: the text to change must occur exactly once")
+        return source.replace(self.old, self.new)
+
+
+def load(suite: Path) -> list[Mistake]:
+    """The ``MISTAKES`` of ``suite/catalog.py`` (none when the suite has no catalog)."""
+    path = suite / "catalog.py"
+    return list(runpy.run_path(str(path))["MISTAKES"]) if path.is_file() else []
+
+
+# -- comparing probe results ------------------------------------------------------------------------
+def same_tensor(a: torch.Tensor, b: torch.Tensor, atol: float = ATOL) -> bool:
+    """Equal shapes and values within ``atol``; every score <= -1e4 counts as masked (-inf)."""
+    if tuple(a.shape) != tuple(b.shape) or a.is_floating_point() != b.is_floating_point():
+        return False
+    if not a.is_floating_point():
+        return torch.equal(a, b)
+    a, b = a.detach().double(), b.detach().double()
+    a = torch.where(a <= MASKED, torch.full_like(a, -torch.inf), a)
+    b = torch.where(b <= MASKED, torch.full_like(b, -torch.inf), b)
+    return bool(torch.isclose(a, b, atol=atol, rtol=0, equal_nan=True).all())
+
+
+_WHERE = re.compile(r"\s*\([^()]*, line \d+[^()]*\)")
+
+
+def agree(a, b) -> bool:
+    """Whether two probe results are the same (tensors within tolerance, errors by type and message)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and same_tensor(a, b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        a, b = {k: v for k, v in a.items() if k != "steps"}, {k: v for k, v in b.items() if k != "steps"}
+        return a.keys() == b.keys() and all(agree(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b))
+    if isinstance(a, str) and isinstance(b, str):
+        return _WHERE.sub("", a)[:300] == _WHERE.sub("", b)[:300]
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= ATOL
+    return a == b
+
+
+def failure(kind: str, message: str) -> dict:
+    """A probe that raised, as a comparable result."""
+    return {"$error": kind, "message": _WHERE.sub("", str(message))[:300]}
+
+
+def unwrap(value):
+    """A traced probe value without its steps (what the test sees)."""
+    return value["$traced"] if isinstance(value, dict) and "$traced" in value else value
+
+
+def probe_key(probe: str, kwargs) -> str:
+    """A stable name for one probe call: its function and its plain-data arguments."""
+    text = json.dumps([probe, kwargs], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def is_random(kwargs: dict) -> bool:
+    """A probe whose result depends on dropout's random draws (training mode)."""
+    return kwargs.get("train") is True or kwargs.get("forward_seed") is not None
+
+
+# -- running probes in this (trusted) process ----------------------------------------------------------
+def plain(value):
+    """A probe's result as the sandbox would send it: exact tensors, lists, string keys."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone().as_subclass(torch.Tensor)
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def run_probe(function, module, kwargs: dict):
+    """``function(module, **kwargs)`` with torch's random state kept as it was."""
+    kwargs = _copy(kwargs)  # a probe may change its inputs in place (sequence_mask does)
+    with torch.random.fork_rng(devices=[]):
+        try:
+            return plain(function(module, **kwargs))
+        except Exception as exc:  # noqa: BLE001 - a mistake may raise, as student code may
+            return failure(type(exc).__name__, str(exc))
+
+
+def _copy(value):
+    """A deep copy of probe arguments (tensors cloned)."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value
+
+
+def load_source(stem: str, source: str, path: Path) -> types.ModuleType:
+    """Execute ``source`` as a fresh module called ``stem`` (never put in ``sys.modules``)."""
+    module = types.ModuleType(stem)
+    module.__file__ = str(path)
+    exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the project's own reference
+    return module
+
+
+class Reference:
+    """Results of the reference and of each catalog mistake on a suite's probes, run live."""
+
+    def __init__(self, suite: Path, solutions: Path, catalog_suite: Path | None = None):
+        """Probes from ``suite/probes``, the catalog of ``catalog_suite`` (default ``suite``)."""
+        self.suite, self.solutions = suite, solutions
+        self.catalog_suite = catalog_suite or suite
+        self.mistakes = load(self.catalog_suite)
+
+    def concepts(self, stem: str) -> list[tuple[str, Mistake]]:
+        """``(name, mistake)`` for the mistakes of ``stem`` that name a concept."""
+        return [(f"{stem}:{i}", m) for i, m in enumerate(self.mistakes) if m.stem == stem and m.concept]
+
+    def result(self, stem: str, mistake: str | None, probe: str, kwargs: dict):
+        """What the reference (``mistake`` None) or a named mistake gives on one probe."""
+        return _live_result(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, mistake, probe,
+                            probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
+
+
+class _Frozen:
+    """Probe arguments carried through the cache (compared by the probe key, not by value)."""
+
+    def __init__(self, kwargs):
+        self.kwargs = kwargs
+
+    def __hash__(self):
+        return 0
+
+    def __eq__(self, other):
+        return isinstance(other, _Frozen)
+
+
+def _jsonable(value):
+    from grader.plugin import plain as wire_plain
+
+    return wire_plain(value)
+
+
+@functools.lru_cache(maxsize=None)
+def _module(catalog_suite: str, solutions: str, stem: str, mistake: str | None):
+    path = Path(solutions) / f"{stem}.py"
+    source = path.read_text()
+    if mistake is not None:
+        index = int(mistake.rsplit(":", 1)[1])
+        source = load(Path(catalog_suite))[index].apply(source)
+    return load_source(stem, source, path)
+
+
+@functools.lru_cache(maxsize=None)
+def _probes(suite: str, stem: str):
+    path = Path(suite) / "probes" / f"{stem}.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"_trusted_probes_{Path(suite).parent.name}_{stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.lru_cache(maxsize=4096)
+def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, frozen):
+    from grader.sandbox import worker
+
+    try:
+        module = _module(catalog_suite, solutions, stem, mistake)
+    except Exception as exc:  # noqa: BLE001 - a mistake that breaks the import
+        return failure(type(exc).__name__, str(exc))
+    function = worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
+    if function is None:
+        return failure("ProbeError", f"no probe {probe}")
+    return run_probe(function, module, frozen.kwargs)
+
+
+def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[str]:
+    """The concepts of ``stem``'s mistakes that reproduce the student's results.
+
+    ``probes`` are ``(probe, kwargs, student result)`` of that module; ``source`` is a
+    :class:`Reference` or a :class:`grader.public_catalog.Table`. A mistake is confirmed when
+    it changes at least one probe and the student's result equals the mistake's on every probe
+    it changes. The confirmed mistakes must together explain every probe where the student's
+    result differs from the reference's; otherwise something unknown is there too and no
+    concept is named. When one confirmed footprint lies inside another, only the larger is kept.
+    """
+    confirmed: list[tuple[frozenset, str]] = []
+    deviating = {index for index, (probe, kwargs, student) in enumerate(probes)
+                 if not agree(unwrap(student), unwrap(source.result(stem, None, probe, kwargs)))}
+    if not deviating:
+        return []
+    deviating -= {index for index, (_, kwargs, _) in enumerate(probes) if is_random(kwargs)}  # style may explain these
+    for name, mistake in source.concepts(stem):
+        footprint, ok = set(), True
+        for index, (probe, kwargs, student) in enumerate(probes):
+            if is_random(kwargs) and not mistake.random:
+                continue
+            wrong = source.result(stem, name, probe, kwargs)
+            if agree(unwrap(wrong), unwrap(source.result(stem, None, probe, kwargs))):
+                continue
+            if not agree(unwrap(student), unwrap(wrong)):
+                ok = False
+                break
+            footprint.add(index)
+        if ok and footprint:
+            confirmed.append((frozenset(footprint), mistake.concept))
+    if not deviating <= set().union(*(footprint for footprint, _ in confirmed)):
+        return []
+    kept = []
+    for footprint, concept in confirmed:
+        if any(footprint < other for other, _ in confirmed):
+            continue
+        if concept not in kept:
+            kept.append(concept)
+    return kept

@@ -1,0 +1,130 @@
+"""One diagnosis per exercise module with failing checks (trusted side).
+
+For a module whose checks failed: the concepts of the catalog's mistakes that reproduce the
+student's results (:func:`grader.catalog.confirm`); then, for the first failing check, either
+the exception explained (:mod:`grader.explain`) or the first step of the computation where
+the student's values leave the reference's (:mod:`grader.localize`). Nothing here imports
+student code: it reads the values the sandbox sent and the text of the taken files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from grader import catalog
+from grader.checks import _grid, fmt
+from grader.explain import explain
+from grader.localize import first_difference
+from grader.model import Diagnosis
+
+
+@dataclass
+class ProbeRun:
+    """One probe of a module: what it called, and what the student's code gave."""
+
+    nodeid: str
+    probe: str
+    kwargs: dict
+    # The decoded value (``{"$traced": ..., "steps": ...}`` for traced probes) or, when the
+    # student's code raised, ``catalog.failure(type, message)``; None: no result at all.
+    student: object
+    where: str = ""  # where student code raised, when it did
+    failed: bool = False  # the test of this probe did not pass
+    checked: str = ""  # what that test checked
+    feedback: dict | None = None  # that test's feedback (expected and actual values)
+
+
+def output_of(value):
+    """The tensor a traced probe's value stands for (its output), else None."""
+    value = catalog.unwrap(value)
+    if isinstance(value, dict):
+        value = value.get("out", value.get("output", value.get("result")))
+    if isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
+        value = value[0]
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def steps_of(value) -> list | None:
+    """The recorded steps of a traced probe's value, else None."""
+    if isinstance(value, dict) and "$traced" in value and isinstance(value.get("steps"), list):
+        return [s for s in value["steps"] if isinstance(s, list) and len(s) == 2 and isinstance(s[1], torch.Tensor)]
+    return None
+
+
+def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Diagnosis | None:
+    """The diagnosis of one module from its probe runs (see the module docstring)."""
+    if not any(run.failed for run in runs):
+        return None
+    usable = [run for run in runs if run.student is not None]
+    diagnosis = Diagnosis()
+    if source is not None:
+        diagnosis.concepts = catalog.confirm(source, stem, [(r.probe, r.kwargs, r.student) for r in usable])
+    for run in runs:
+        if not run.failed or run.student is None:
+            continue
+        error = run.student if isinstance(run.student, dict) and "$error" in run.student else None
+        error = error or _returned_error(run.student)
+        if error:
+            explained = explain(error["$error"], error["message"], run.where or error.get("where", ""), folder)
+            diagnosis.error = f"{explained.kind}: {explained.meaning or error['message'][:200]}"
+            diagnosis.where, diagnosis.code, diagnosis.checked = explained.where, explained.code, run.checked
+            if explained.concept and explained.concept not in diagnosis.concepts:
+                diagnosis.concepts.append(explained.concept)
+            break
+        steps = steps_of(run.student)
+        if steps is None or source is None:
+            continue
+        reference = source.result(stem, None, run.probe, run.kwargs)
+        reference_steps = steps_of(reference)
+        if reference_steps is None:
+            continue
+        found = first_difference(reference_steps, output_of(reference), steps, output_of(run.student))
+        if found is None:
+            continue
+        diagnosis.stage, diagnosis.checked = found.stage, run.checked
+        diagnosis.expected = fmt(found.expected)
+        diagnosis.actual = fmt(found.actual) if found.actual is not None else "no step of your code gives this shape"
+        if is_weights(found.expected):
+            diagnosis.expected_grid = _grid(found.expected)
+            diagnosis.actual_grid = _grid(found.actual) if found.actual is not None else None
+        break
+    if not (diagnosis.stage or diagnosis.error):
+        _result_differs(diagnosis, runs)
+    if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
+        return None
+    return diagnosis
+
+
+def _result_differs(diagnosis: Diagnosis, runs: list[ProbeRun]) -> None:
+    """Without recorded steps, the first failing check's own values: its result is what differs."""
+    for run in runs:
+        feedback = run.feedback or {}
+        if run.failed and (feedback.get("expected") or feedback.get("actual")):
+            diagnosis.stage, diagnosis.checked = "result", feedback.get("checked") or run.checked
+            diagnosis.expected, diagnosis.actual = feedback.get("expected", ""), feedback.get("actual", "")
+            diagnosis.expected_grid, diagnosis.actual_grid = feedback.get("expected_grid"), feedback.get("actual_grid")
+            return
+
+
+def is_weights(t: torch.Tensor) -> bool:
+    """A square matrix of values in [0, 1] (attention weights): drawn as a shaded grid."""
+    if t.dim() < 2 or t.shape[-1] != t.shape[-2]:
+        return False
+    return bool(torch.isfinite(t).all()) and bool(((t >= 0) & (t <= 1 + 1e-6)).all())
+
+
+def _returned_error(value) -> dict | None:
+    """An error a probe caught and returned (``{"error": "Type: message (where)"}``)."""
+    value = catalog.unwrap(value)
+    text = value.get("error") if isinstance(value, dict) else None
+    if not isinstance(text, str) or not text:
+        return None
+    kind, _, rest = text.partition(": ")
+    where = ""
+    if rest.endswith(")") and " (" in rest:
+        rest, _, where = rest.rpartition(" (")
+        where = where[:-1]
+    return {"$error": kind, "message": rest, "where": where}

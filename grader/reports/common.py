@@ -1,0 +1,82 @@
+"""What every writer says the same way: a module's diagnosis in words, and attention grids.
+
+Grids are drawn with Unicode block shades and the value in every cell, so they read the same
+in a 16-colour terminal, an uncoloured Actions log and GitHub's Markdown: an exact 0 is a dot,
+any weight above 0 gets at least the lightest shade, and 0.14 never looks like 0.00.
+"""
+
+from __future__ import annotations
+
+from grader.model import Diagnosis
+
+# Shades from light to dark, for (0, 0.25], (0.25, 0.5], (0.5, 0.75], (0.75, 1].
+SHADES = "░▒▓█"
+MAX_CELLS = 16  # rows and columns drawn at most
+
+
+def level(value) -> int:
+    """-1 for an exact 0 (or masked), else 0..3: which shade a weight in [0, 1] gets."""
+    if not isinstance(value, (int, float)) or value != value or value <= 0:
+        return -1
+    return min(3, int(min(value, 1.0) * 4 - 1e-9))
+
+
+def cell(value) -> str:
+    """One cell: a shade and the value with two decimals (6 characters)."""
+    if not isinstance(value, (int, float)):
+        return f"{str(value)[:5]:>6}"
+    if value != value:
+        return "   nan"
+    if value in (float("inf"), float("-inf")):
+        return "  -inf" if value < 0 else "   inf"
+    if value == 0:
+        return "   ·  "
+    mark = SHADES[level(value)] if 0 < value <= 1 else " "
+    text = f"{value:.2f}" if abs(value) < 10 else f"{value:.0f}"
+    if 0 < value < 0.005:
+        text = "<.01"
+    return f"{mark}{text:>5}"
+
+
+def grid_rows(grid: list) -> list[str]:
+    """A matrix as lines of shaded cells (at most :data:`MAX_CELLS` square)."""
+    rows = []
+    for row in grid[:MAX_CELLS]:
+        values = row if isinstance(row, list) else [row]
+        rows.append("".join(cell(v) for v in values[:MAX_CELLS]))
+    return rows
+
+
+def side_by_side(left: list, right: list | None, titles=("expected", "yours")) -> list[str]:
+    """Two grids next to each other, with their titles."""
+    a, b = grid_rows(left), grid_rows(right) if right else []
+    width = max((len(r) for r in a), default=8)
+    lines = [f"{titles[0]:<{width}}   {titles[1] if b else ''}".rstrip()]
+    for i in range(max(len(a), len(b))):
+        lines.append(f"{a[i] if i < len(a) else '':<{width}}   {b[i] if i < len(b) else ''}".rstrip())
+    return lines
+
+
+def diagnosis_line(diagnosis: Diagnosis | None) -> str:
+    """The diagnosis in one line (for a reporter message)."""
+    if diagnosis is None:
+        return ""
+    parts = list(diagnosis.concepts)
+    if diagnosis.error:
+        parts.append(f"{diagnosis.error} At {diagnosis.where}: {diagnosis.code}" if diagnosis.where else diagnosis.error)
+    elif diagnosis.stage and not diagnosis.concepts:
+        parts.append(f"First difference from the reference: the {diagnosis.stage}.")
+    return " ".join(parts)
+
+
+def lead(diagnosis: Diagnosis) -> list[str]:
+    """The diagnosis as lines of words (no values): the concepts, else what first differs."""
+    lines = [f"Mistake found: {concept}" for concept in diagnosis.concepts]
+    if diagnosis.error:
+        lines.append(f"Your code raised an error: {diagnosis.error}")
+        if diagnosis.where:
+            lines.append(f"At {diagnosis.where}: {diagnosis.code}" if diagnosis.code else f"At {diagnosis.where}")
+    if diagnosis.stage:
+        first = "First step that differs" if not diagnosis.concepts else "Where it shows first"
+        lines.append(f"{first}: the {diagnosis.stage}" + (f", in: {diagnosis.checked}" if diagnosis.checked else ""))
+    return lines

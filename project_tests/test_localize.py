@@ -1,0 +1,103 @@
+"""The pieces of a diagnosis on their own: finding the first differing step, explaining an
+exception, drawing grids, and the public catalog being up to date."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import torch
+
+from grader import catalog
+from grader.explain import classify, concept_for, explain
+from grader.localize import CONTEXT, SOFTMAX_INPUT, WEIGHTS, first_difference
+from grader.reports.common import cell, grid_rows
+from grader.sandbox.trace import traced
+from project_tests.helpers import ROOT, solution_sources
+
+X = torch.rand(2, 5, 3, generator=torch.Generator().manual_seed(1))
+
+
+def causal_module(source_change=None):
+    """The reference CausalAttention (optionally with one text change), seeded, in eval mode."""
+    source = solution_sources("ch03")["causal"]
+    if source_change:
+        source = source.replace(*source_change)
+    module = catalog.load_source("causal", source, ROOT / "solutions" / "ch03" / "causal.py")
+    torch.manual_seed(3)
+    attention = module.CausalAttention(3, 4, 6, 0.0)
+    return attention.eval()
+
+
+def steps_and_output(module):
+    result = traced(module, X, module=module)
+    return result["steps"], result["$traced"]
+
+
+def test_a_missing_scale_is_first_seen_in_what_softmax_receives():
+    reference = steps_and_output(causal_module())
+    student = steps_and_output(causal_module(("attn_scores / keys.shape[-1] ** 0.5, dim=-1", "attn_scores, dim=-1")))
+    found = first_difference(*reference, *student)
+    assert found is not None and found.stage == SOFTMAX_INPUT
+    assert found.actual is not None and found.actual.shape == found.expected.shape
+
+
+def test_softmax_over_the_wrong_dimension_is_first_seen_in_the_weights():
+    reference = steps_and_output(causal_module())
+    student = steps_and_output(causal_module(("keys.shape[-1] ** 0.5, dim=-1)", "keys.shape[-1] ** 0.5, dim=1)")))
+    assert first_difference(*reference, *student).stage == WEIGHTS
+
+
+def test_other_correct_styles_differ_nowhere():
+    reference = steps_and_output(causal_module())
+    styles = [
+        ("attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",  # hand-written, stable
+         "s = attn_scores / keys.shape[-1] ** 0.5; e = torch.exp(s - s.max(dim=-1, keepdim=True).values); "
+         "attn_weights = e / e.sum(dim=-1, keepdim=True)"),
+        ("self.mask.bool()[:num_tokens, :num_tokens], -torch.inf", "self.mask.bool()[:num_tokens, :num_tokens], -1e9"),
+        ("attn_scores = queries @ keys.transpose(1, 2)", "attn_scores = (queries / keys.shape[-1] ** 0.5) @ keys.mT * keys.shape[-1] ** 0.5"),
+    ]
+    for change in styles:
+        assert first_difference(*reference, *steps_and_output(causal_module(change))) is None, change[1]
+
+
+def test_values_taken_from_the_wrong_layer_are_seen_in_the_context():
+    reference = steps_and_output(causal_module())
+    student = steps_and_output(causal_module(("attn_weights @ values", "attn_weights @ keys")))
+    assert first_difference(*reference, *student).stage == CONTEXT
+
+
+def test_exceptions_are_sorted_and_named_only_when_unambiguous(tmp_path):
+    view = "view size is not compatible with input tensor's size and stride (at least one dimension spans ...)"
+    assert classify("RuntimeError", view)[0] == "view of a non-contiguous tensor"
+    assert concept_for("view of a non-contiguous tensor", "x.view(b, n, d)")
+    broadcast = "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0"
+    assert classify("RuntimeError", broadcast)[0] == "shapes that do not broadcast"
+    assert classify("RuntimeError", broadcast, "s = q @ k.T")[0] == "matrix product of mismatched shapes"
+    assert concept_for("matrix product of mismatched shapes", "s = q @ k.T")
+    assert concept_for("matrix product of mismatched shapes", "s = q @ k.transpose(1, 2)") == ""
+    assert classify("RuntimeError", "expected scalar type Float but found Double")[0] == "mixed dtypes"
+    (tmp_path / "causal.py").write_text("a = 1\n        scores = q @ k.T  # mine\n")
+    explained = explain("RuntimeError", broadcast, "causal.py, line 2, in forward", tmp_path)
+    assert explained.code == "scores = q @ k.T  # mine" and explained.concept
+
+
+def test_grids_separate_zero_from_small_weights_without_colour():
+    assert cell(0.0).strip() == "·"
+    assert cell(0.14) == "░ 0.14" and cell(0.6) == "▓ 0.60" and cell(1.0) == "█ 1.00"
+    assert cell(0.001) == "░ <.01"
+    assert cell(float("-inf")).strip() == "-inf" and cell(float("nan")).strip() == "nan"
+    rows = grid_rows([[1.0, 0.0], [0.3, 0.7]])
+    assert rows == [cell(1.0) + cell(0.0), cell(0.3) + cell(0.7)]
+
+
+def test_the_public_catalogs_are_up_to_date():
+    for assignment in ("ch03", "d2l_attention"):
+        script = ("import json, sys; from grader.public_catalog import build; from grader.settings import PROJECT_ROOT; "
+                  "print(json.dumps(build(PROJECT_ROOT, sys.argv[1]), sort_keys=True, separators=(',', ':')))")
+        proc = subprocess.run([sys.executable, "-c", script, assignment], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        committed = (ROOT / "public_tests" / assignment / "catalog.json").read_text().strip()
+        assert json.loads(proc.stdout.splitlines()[-1]) == json.loads(committed), (
+            f"public_tests/{assignment}/catalog.json is stale: run .venv/bin/python -m grader.public_catalog {assignment}")
