@@ -93,8 +93,14 @@ def attempt(compute):
 
 
 def first(value):
-    """The first batch item of ``value`` (None stays None)."""
-    return None if value is None else value[0]
+    """The first batch item of ``value`` (None stays None, and so does a value without items)."""
+    if value is None:
+        return None
+    try:
+        return value[0]
+    except (TypeError, IndexError, KeyError) as exc:
+        print(f"  ✗ your code returned {type(value).__name__} without a first batch item ({exc})")
+        return None
 
 
 def compare(label: str, yours, book) -> None:
@@ -165,9 +171,19 @@ def heatmap(weights, title: str, labels=None, query_labels=None) -> None:
 
 
 def heatmaps(matrices, titles, labels=None, query_labels=None) -> None:
-    """Several attention-weight matrices side by side; nothing is drawn unless every one is real."""
+    """Matrices side by side (a list, or a tensor whose first dimension runs over them), one per title.
+
+    Nothing is drawn unless every one is a real matrix.
+    """
     if matrices is None:
         print(f"no heatmaps of {', '.join(titles)} yet: they need the part above")
+        return
+    try:
+        matrices = list(matrices)
+    except TypeError:
+        matrices = []
+    if len(matrices) != len(titles):
+        print(f"no heatmaps of {', '.join(titles)}: expected {len(titles)} matrices, your code gave {len(matrices)}")
         return
     ready = [drawable(m, t) for m, t in zip(matrices, titles, strict=True)]
     if any(m is None for m in ready):

@@ -39,7 +39,7 @@ compare("sequence_mask(X, torch.tensor([1, 2]))",
 X = book.SCORES  # (2, 2, 4): two items, two queries, four keys
 weights = attempt(lambda: masked_softmax.masked_softmax(X, book.VALID_LENS))
 print(weights)
-heatmaps(None if weights is None else list(weights), ["item 0: valid length 2", "item 1: valid length 3"])
+heatmaps(weights, ["item 0: valid length 2", "item 1: valid length 3"])
 
 # %% [markdown]
 # **Explore.** `valid_lens` may also give one length per query: shape `(batch_size,
@@ -48,7 +48,7 @@ heatmaps(None if weights is None else list(weights), ["item 0: valid length 2", 
 # %% nbgrader={"grade": false, "solution": true, "locked": false, "grade_id": "explore_valid_lens_2d", "schema_version": 3}
 ### BEGIN SOLUTION
 per_query = attempt(lambda: masked_softmax.masked_softmax(X, torch.tensor([[1, 3], [2, 4]])))
-heatmaps(None if per_query is None else list(per_query), ["item 0: lengths 1, 3", "item 1: lengths 2, 4"])
+heatmaps(per_query, ["item 0: lengths 1, 3", "item 1: lengths 2, 4"])
 ### END SOLUTION
 
 # %% [markdown]
@@ -65,8 +65,8 @@ if additive is not None:
     additive.eval()
     compare("AdditiveAttention", attempt(lambda: additive(book.ADDITIVE_QUERIES, book.KEYS, book.VALUES, book.SCORING_VALID_LENS)),
             book.POOLED)
-    drawn = getattr(additive, "attention_weights", None)
-    heatmap(None if drawn is None else drawn.reshape(2, -1), "additive attention (one query per item)")
+    drawn = attempt(lambda: additive.attention_weights.reshape(2, -1))  # (2, 1, 10) -> one row per item
+    heatmap(drawn, "additive attention (one query per item)")
 
 dot = attempt(lambda: scoring.DotProductAttention(dropout=0.5))
 if dot is not None:

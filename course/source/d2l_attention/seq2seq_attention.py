@@ -31,24 +31,26 @@ book = setup("d2l_attention")  # the book's examples: public_tests/d2l_attention
 # %%
 s2s = your_module("seq2seq_attention")
 
+
+def show_book_shapes(encoder, decoder):
+    """Run the book's check and print each shape beside the book's."""
+    encoder.eval()
+    decoder.eval()
+    X = book.SEQ2SEQ_X  # (4, 7): four sequences of 7 tokens, all 0
+    output, state = decoder(X, decoder.init_state(encoder(X), None))
+    check_shape("output", output, book.SEQ2SEQ_OUTPUT_SHAPE)
+    print(f"the state has {len(state)} items (the book: 3)")
+    check_shape("state[0], the encoder's outputs, batch first", state[0], book.SEQ2SEQ_STATE_SHAPES[0])
+    check_shape("state[1], the decoder's hidden state", state[1], book.SEQ2SEQ_STATE_SHAPES[1])
+    weights = decoder.attention_weights
+    print(f"attention_weights: {len(weights)} tensors (one per decoding step), the first of shape", tuple(weights[0].shape))
+
+
 torch.manual_seed(0)
 book_encoder = attempt(lambda: s2s.Seq2SeqEncoder(vocab_size=10, embed_size=8, num_hiddens=16, num_layers=2))
 book_decoder = attempt(lambda: s2s.Seq2SeqAttentionDecoder(vocab_size=10, embed_size=8, num_hiddens=16, num_layers=2))
 if book_encoder is not None and book_decoder is not None:
-    book_encoder.eval()
-    book_decoder.eval()
-    X = book.SEQ2SEQ_X  # (4, 7): four sequences of 7 tokens, all 0
-    result = attempt(lambda: book_decoder(X, book_decoder.init_state(book_encoder(X), None)))
-    if result is not None:
-        output, state = result
-        check_shape("output", output, book.SEQ2SEQ_OUTPUT_SHAPE)
-        print(f"the state has {len(state)} items (the book: 3)")
-        check_shape("state[0], the encoder's outputs, batch first", state[0], book.SEQ2SEQ_STATE_SHAPES[0])
-        check_shape("state[1], the decoder's hidden state", state[1], book.SEQ2SEQ_STATE_SHAPES[1])
-        weights = attempt(lambda: book_decoder.attention_weights)
-        if weights is not None:
-            print(f"attention_weights: {len(weights)} tensors (one per decoding step), the first of shape",
-                  tuple(weights[0].shape))
+    attempt(lambda: show_book_shapes(book_encoder, book_decoder))
 
 # %% [markdown]
 # ## BLEU
