@@ -104,8 +104,14 @@ def first(value):
 
 
 def compare(label: str, yours, book) -> None:
-    """Print your value beside the book's and say whether they agree to 4 decimals."""
+    """Print your value beside the book's and say whether they agree to 4 decimals.
+
+    ``yours`` is a value (None: nothing to compare), or a function of no arguments that
+    computes it: it runs through :func:`attempt` once the label is printed.
+    """
     print(label)
+    if callable(yours) and not isinstance(yours, torch.Tensor):
+        yours = attempt(yours)
     if yours is None:
         return
     try:

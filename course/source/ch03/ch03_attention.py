@@ -44,13 +44,13 @@ batch = book.BATCH  # (2, 6, 3): two copies, as in the book
 simple_attention = your_module("simple_attention")
 
 compare("attention_scores(inputs, inputs[1])",
-        attempt(lambda: simple_attention.attention_scores(inputs, inputs[1])), book.SCORES_2)
+        lambda: simple_attention.attention_scores(inputs, inputs[1]), book.SCORES_2)
 compare("normalize_naive(scores)",
-        attempt(lambda: simple_attention.normalize_naive(book.SCORES_2)), book.NAIVE_WEIGHTS_2)
+        lambda: simple_attention.normalize_naive(book.SCORES_2), book.NAIVE_WEIGHTS_2)
 compare("softmax_naive(scores)",
-        attempt(lambda: simple_attention.softmax_naive(book.SCORES_2)), book.SOFTMAX_WEIGHTS_2)
+        lambda: simple_attention.softmax_naive(book.SCORES_2), book.SOFTMAX_WEIGHTS_2)
 compare("context_vector(inputs, attn_weights)",
-        attempt(lambda: simple_attention.context_vector(inputs, book.SOFTMAX_WEIGHTS_2)), book.CONTEXT_2)
+        lambda: simple_attention.context_vector(inputs, book.SOFTMAX_WEIGHTS_2), book.CONTEXT_2)
 
 # %% [markdown]
 # All tokens at once: row *i* of the score matrix holds the scores of query *i*, and softmax
@@ -61,7 +61,7 @@ all_scores = attempt(lambda: simple_attention.all_attention_scores(inputs))
 all_weights = attempt(lambda: simple_attention.all_attention_weights(inputs))
 compare("row 1 of all_attention_scores(inputs)", first(all_scores), book.ALL_SCORES_ROW_1)
 compare("row 1 of all_attention_weights(inputs)", first(all_weights), book.ALL_WEIGHTS_ROW_1)
-compare("all_context_vectors(inputs)", attempt(lambda: simple_attention.all_context_vectors(inputs)), book.ALL_CONTEXT)
+compare("all_context_vectors(inputs)", lambda: simple_attention.all_context_vectors(inputs), book.ALL_CONTEXT)
 heatmap(all_weights, "3.3: softmax of the dot products", WORDS)
 
 # %% [markdown]
@@ -93,12 +93,12 @@ self_attention_v2 = your_module("self_attention_v2")
 torch.manual_seed(123)
 sa_v1 = attempt(lambda: self_attention_v1.SelfAttention_v1(3, 2))
 if sa_v1 is not None:
-    compare("SelfAttention_v1(3, 2)(inputs), seed 123", attempt(lambda: sa_v1(inputs)), book.V1_SEED_123)
+    compare("SelfAttention_v1(3, 2)(inputs), seed 123", lambda: sa_v1(inputs), book.V1_SEED_123)
 
 torch.manual_seed(789)
 sa_v2 = attempt(lambda: self_attention_v2.SelfAttention_v2(3, 2))
 if sa_v2 is not None:
-    compare("SelfAttention_v2(3, 2)(inputs), seed 789", attempt(lambda: sa_v2(inputs)), book.V2_SEED_789)
+    compare("SelfAttention_v2(3, 2)(inputs), seed 789", lambda: sa_v2(inputs), book.V2_SEED_789)
 
 # %% [markdown]
 # **Exercise 3.1** (`weight_transfer.py`): both classes compute the same function. Give `sa_v1`
@@ -115,7 +115,7 @@ if copied:
     with torch.no_grad():
         out_v1, out_v2 = attempt(lambda: sa_v1(inputs)), attempt(lambda: sa_v2_123(inputs))
     if out_v1 is not None and out_v2 is not None:
-        compare("v1 with the v2 weights: first and last rows", attempt(lambda: out_v1[[0, -1]]),
+        compare("v1 with the v2 weights: first and last rows", lambda: out_v1[[0, -1]],
                 torch.stack([book.EXERCISE_3_1_FIRST, book.EXERCISE_3_1_LAST]))
         print("largest difference to v2:", attempt(lambda: (out_v1 - out_v2).abs().max().item()))
 
@@ -147,7 +147,7 @@ heatmaps([book.V2_WEIGHTS_789, mask, renormalised], ["sa_v2's weights", "simple_
 torch.manual_seed(123)
 ca = attempt(lambda: causal.CausalAttention(3, 2, 6, 0.0))
 if ca is not None:
-    compare("CausalAttention(3, 2, 6, 0.0)(batch), first batch item", first(attempt(lambda: ca(batch))), book.CAUSAL_SEED_123)
+    compare("CausalAttention(3, 2, 6, 0.0)(batch), first batch item", lambda: first(ca(batch)), book.CAUSAL_SEED_123)
     heatmap(first(attention_weights_of(ca, batch)), "CausalAttention's weights", WORDS)
 
 # %% [markdown]
@@ -196,13 +196,13 @@ torch.manual_seed(123)
 wrapper = attempt(lambda: mha.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2))
 if wrapper is not None:
     compare("MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch), first row",
-            attempt(lambda: wrapper(batch)[0, 0]), book.WRAPPER_ROW_1)
+            lambda: wrapper(batch)[0, 0], book.WRAPPER_ROW_1)
 
 torch.manual_seed(123)
 multi_head = attempt(lambda: mha.MultiHeadAttention(3, 2, 6, 0.0, num_heads=2))
 if multi_head is not None:
     compare("MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), first batch item",
-            first(attempt(lambda: multi_head(batch))), book.MHA_SEED_123)
+            lambda: first(multi_head(batch)), book.MHA_SEED_123)
     draw_heads(first(attention_weights_of(multi_head, batch)))
 
 # %% [markdown]
@@ -214,7 +214,7 @@ if multi_head is not None:
 torch.manual_seed(123)
 small = attempt(lambda: mha.exercise_3_2_wrapper(3, 6))
 if small is not None:
-    compare("exercise_3_2_wrapper(3, 6)(batch), first batch item", first(attempt(lambda: small(batch))), book.EXERCISE_3_2)
+    compare("exercise_3_2_wrapper(3, 6)(batch), first batch item", lambda: first(small(batch)), book.EXERCISE_3_2)
 
 gpt2 = attempt(lambda: mha.exercise_3_3_gpt2_attention())
 if gpt2 is not None:

@@ -34,7 +34,7 @@ book = setup("d2l_attention")  # the book's examples: public_tests/d2l_attention
 masked_softmax = your_module("masked_softmax")
 
 compare("sequence_mask(X, torch.tensor([1, 2]))",
-        attempt(lambda: masked_softmax.sequence_mask(book.SEQ_X, book.SEQ_LENS)), book.SEQ_MASKED)
+        lambda: masked_softmax.sequence_mask(book.SEQ_X, book.SEQ_LENS), book.SEQ_MASKED)
 
 X = book.SCORES  # (2, 2, 4): two items, two queries, four keys
 weights = attempt(lambda: masked_softmax.masked_softmax(X, book.VALID_LENS))
@@ -63,7 +63,7 @@ scoring = your_module("scoring")
 additive = attempt(lambda: scoring.AdditiveAttention(key_size=2, query_size=20, num_hiddens=8, dropout=0.1))
 if additive is not None:
     additive.eval()
-    compare("AdditiveAttention", attempt(lambda: additive(book.ADDITIVE_QUERIES, book.KEYS, book.VALUES, book.SCORING_VALID_LENS)),
+    compare("AdditiveAttention", lambda: additive(book.ADDITIVE_QUERIES, book.KEYS, book.VALUES, book.SCORING_VALID_LENS),
             book.POOLED)
     drawn = attempt(lambda: additive.attention_weights.reshape(2, -1))  # (2, 1, 10) -> one row per item
     heatmap(drawn, "additive attention (one query per item)")
@@ -71,7 +71,7 @@ if additive is not None:
 dot = attempt(lambda: scoring.DotProductAttention(dropout=0.5))
 if dot is not None:
     dot.eval()
-    compare("DotProductAttention", attempt(lambda: dot(book.DOT_QUERIES, book.KEYS, book.VALUES, book.SCORING_VALID_LENS)),
+    compare("DotProductAttention", lambda: dot(book.DOT_QUERIES, book.KEYS, book.VALUES, book.SCORING_VALID_LENS),
             book.POOLED)
 
 # %% [markdown]

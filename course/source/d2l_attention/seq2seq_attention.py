@@ -61,11 +61,11 @@ if book_encoder is not None and book_decoder is not None:
 
 # %%
 compare("bleu('the cat sat on the mat', 'the cat sat on the mat', k=4): exact match",
-        attempt(lambda: s2s.bleu("the cat sat on the mat", "the cat sat on the mat", 4)), 1.0)
+        lambda: s2s.bleu("the cat sat on the mat", "the cat sat on the mat", 4), 1.0)
 compare("bleu('a b', 'a b c d', k=2): precise but short, penalty exp(1 - 4/2)",
-        attempt(lambda: s2s.bleu("a b", "a b c d", 2)), 0.3679)
+        lambda: s2s.bleu("a b", "a b c d", 2), 0.3679)
 compare("bleu('a b c d', 'a b d c', k=2): p_1 = 1, p_2 = 1/3, so (1/3) ** (1/4)",
-        attempt(lambda: s2s.bleu("a b c d", "a b d c", 2)), 0.7598)
+        lambda: s2s.bleu("a b c d", "a b d c", 2), 0.7598)
 
 # %% [markdown]
 # ## A task to learn: reversing letters
