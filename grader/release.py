@@ -4,9 +4,10 @@
 
 The steps, in order: stubs from ``solutions/<assignment>/`` (``grader.stubs``); the public
 suite ``public_tests/<assignment>/``; the grader package without the instructor-only modules;
-the student notebooks, made by the real ``nbgrader generate_assignment`` from
-``course/source/<assignment>/``; the files of ``template/`` (README, pytest.ini, requirements,
-the Classroom workflow), rendered for this assignment. Then :func:`scan` reads everything in
+the student notebooks, made from the jupytext sources ``course/source/<assignment>/*.py`` by
+the real ``nbgrader generate_assignment`` (``grader.notebooks``); the files of ``template/``
+(README, pytest.ini, requirements, the notebooks' helpers, the Classroom workflow), rendered for
+this assignment. Then ``grader.leaks.scan`` reads everything in
 DIR back: a solution line, a solution or hidden-test marker, a hidden suite file or an
 instructor folder makes the release fail, and DIR must not be published. Only a clean
 release gets ``.grader/template.json`` (:func:`template_manifest`), which the instructor's
@@ -23,32 +24,24 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import environment
 from grader import rubric as rubrics
+from grader.leaks import INSTRUCTOR_FOLDERS, scan
+from grader.notebooks import NotebookError, generate_notebooks
 from grader.reports.classroom import runner_name
 from grader.settings import PROJECT_ROOT
 from grader.stubs import write_stubs
 
-# Split so that this file does not itself contain the markers it looks for.
-SOLUTION_BEGIN, SOLUTION_END = "### BEGIN " + "SOLUTION", "### END " + "SOLUTION"
-MARKERS = ("BEGIN " + "SOLUTION", "END " + "SOLUTION", "BEGIN " + "HIDDEN TESTS", "END " + "HIDDEN TESTS")
 # Grader modules that only the instructor's repository needs (stub making holds the markers).
-INSTRUCTOR_ONLY = frozenset({"release.py", "stubs.py", "demo.py", "batch.py", "pool.py"})
-# Top-level folders of the instructor repository that never go into a template.
-INSTRUCTOR_FOLDERS = frozenset({"solutions", "tests", "samples", "course", "project_tests"})
+INSTRUCTOR_ONLY = frozenset({"release.py", "leaks.py", "notebooks.py", "stubs.py", "demo.py", "batch.py", "pool.py"})
 MANIFEST = ".grader/template.json"
 # What a student installs besides grader/requirements.txt (the grading list, which the template
 # ships inside grader/ and the Classroom job installs from the grader's own checkout); pins read
 # from the instructor's requirements.txt. template/requirements.txt adds Jupyter.
 STUDENT_PACKAGES = ("matplotlib",)
-# A solution line shorter than this (comment and spacing dropped) is too common to count.
-MIN_SECRET_CHARS = 10
 PLACEHOLDER = re.compile(r"__[A-Z][A-Z_]*[A-Z]__")
 
 
@@ -109,7 +102,10 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     write_stubs(solutions, out / "exercises" / assignment)
     copy_tree(public, out / "public_tests" / assignment)
     copy_tree(root / "grader", out / "grader", skip_top=INSTRUCTOR_ONLY)
-    notebooks = generate_notebooks(root, assignment, out / "notebooks")
+    try:
+        notebooks = generate_notebooks(root, assignment, out / "notebooks")
+    except NotebookError as exc:
+        raise ReleaseError(str(exc)) from None
     if not notebooks:
         warnings.append(f"no source notebook in course/source/{assignment}/: the template has no notebooks")
     values = template_values(root, assignment, public_rubric, stems, notebooks)
@@ -172,43 +168,6 @@ def copy_tree(source: Path, target: Path, *, skip_top: frozenset[str] = frozense
         return skipped
 
     shutil.copytree(source, target, ignore=ignore, symlinks=False, dirs_exist_ok=True)
-
-
-def generate_notebooks(root: Path, assignment: str, target: Path) -> list[str]:
-    """Run the real ``nbgrader generate_assignment`` on ``course/`` and copy its release.
-
-    nbgrader runs offline in a scratch copy of the course folder (so its gradebook and
-    release folders never land in the repository), with this interpreter's ``bin`` on PATH
-    (it shells out to ``alembic``) and the user's Jupyter configuration kept out.
-    """
-    course = root / "course"
-    source = course / "source" / assignment
-    if not any(source.glob("*.ipynb")):  # notebooks are optional: an assignment may have none
-        return []
-    with tempfile.TemporaryDirectory(prefix="release-nbgrader-") as scratch:
-        work = Path(scratch) / "course"
-        (work / "source").mkdir(parents=True)
-        shutil.copy2(course / "nbgrader_config.py", work / "nbgrader_config.py")
-        copy_tree(source, work / "source" / assignment)
-        env = {
-            **os.environ,
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-            "JUPYTER_CONFIG_DIR": str(Path(scratch) / "jupyter-config"),
-            "JUPYTER_DATA_DIR": str(Path(scratch) / "jupyter-data"),
-            "JUPYTER_RUNTIME_DIR": str(Path(scratch) / "jupyter-runtime"),
-        }
-        command = [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
-                   f"--CourseDirectory.root={work}"]
-        try:
-            proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ReleaseError(f"nbgrader generate_assignment could not run: {exc}") from None
-        released = work / "release" / assignment
-        if proc.returncode != 0 or not any(released.glob("*.ipynb")):
-            log = (proc.stdout + proc.stderr)[-4000:]
-            raise ReleaseError(f"nbgrader generate_assignment failed (exit {proc.returncode}):\n{log}")
-        copy_tree(released, target)
-    return sorted(p.relative_to(target.parent).as_posix() for p in target.rglob("*.ipynb"))
 
 
 # -- the template's own files -----------------------------------------------------------------
@@ -306,119 +265,3 @@ def read_manifest(folder: Path) -> dict[str, str]:
     except (OSError, ValueError, AttributeError):
         return {}
     return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
-
-
-# -- the scan ---------------------------------------------------------------------------------
-def code_part(line: str) -> str:
-    """``line`` without its trailing comment, spaces collapsed (a ``#`` inside quotes is kept)."""
-    quote = ""
-    for index, char in enumerate(line):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == "#":
-            line = line[:index]
-            break
-    return " ".join(line.split())
-
-
-def solution_regions(lines: list[str]) -> tuple[list[str], list[str]]:
-    """(lines inside solution regions, lines outside them) of one source."""
-    inside, outside, within = [], [], False
-    for line in lines:
-        stripped = line.strip()
-        if stripped == SOLUTION_BEGIN:
-            within = True
-        elif stripped == SOLUTION_END:
-            within = False
-        else:
-            (inside if within else outside).append(line)
-    return inside, outside
-
-
-def notebook_sources(text: str) -> list[tuple[str, list[str]]]:
-    """(where, lines) of every cell's source and text output of a notebook's JSON."""
-    try:
-        cells = json.loads(text).get("cells", [])
-    except (ValueError, AttributeError):
-        return [("", text.splitlines())]
-    found = []
-    for index, cell in enumerate(cells if isinstance(cells, list) else []):
-        source = cell.get("source", "") if isinstance(cell, dict) else ""
-        found.append((f"cell {index}", "".join(source).splitlines() if isinstance(source, list) else str(source).splitlines()))
-        for output in cell.get("outputs", []) if isinstance(cell, dict) else []:
-            for part in (output.get("text"), (output.get("data") or {}).get("text/plain")):
-                if part:
-                    found.append((f"cell {index} output", "".join(part).splitlines() if isinstance(part, list) else str(part).splitlines()))
-    return found
-
-
-def secret_lines(project_root: Path) -> dict[str, str]:
-    """Every non-trivial line inside a solution region, normalised (:func:`code_part`), with its origin.
-
-    From ``solutions/*/*.py`` and the source notebooks ``course/source/*/*.ipynb``. A line that
-    also appears outside the solution regions (the stubs and notebooks keep those) is not secret.
-    """
-    inside: dict[str, str] = {}
-    public: set[str] = set()
-    sources = [(p, [("", p.read_text().splitlines())]) for p in sorted(project_root.glob("solutions/*/*.py"))]
-    sources += [(p, notebook_sources(p.read_text())) for p in sorted(project_root.glob("course/source/*/*.ipynb"))]
-    for path, parts in sources:
-        origin = path.relative_to(project_root).as_posix()
-        for _, lines in parts:
-            secret, seen = solution_regions(lines)
-            public.update(code_part(line) for line in seen)
-            for line in secret:
-                key = code_part(line)
-                if len(key) >= MIN_SECRET_CHARS and any(c.isalnum() for c in key):
-                    inside.setdefault(key, origin)
-    return {key: origin for key, origin in inside.items() if key not in public}
-
-
-def hidden_files(project_root: Path) -> dict[str, str]:
-    """``{sha256: path}`` of every file of every hidden suite (``tests/``), tiny files aside."""
-    found = {}
-    for path in sorted((project_root / "tests").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and len(path.read_bytes().strip()) >= 20:
-            found.setdefault(sha256(path), path.relative_to(project_root).as_posix())
-    return found
-
-
-def scan(out: Path, project_root: Path | None = None) -> list[str]:
-    """Everything in ``out`` that must not reach students, one sentence each ([] when clean).
-
-    Looks for: instructor folders (``solutions/``, ``tests/``, ...), symbolic links, copies of
-    hidden suite files, solution or hidden-test markers, and solution lines (:func:`secret_lines`)
-    in any text file, notebooks cell by cell.
-    """
-    project_root = project_root or PROJECT_ROOT
-    secrets = secret_lines(project_root)
-    hidden = hidden_files(project_root)
-    problems = []
-    for dirpath, dirnames, filenames in os.walk(out):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
-            path = Path(dirpath) / name
-            relative = path.relative_to(out).as_posix()
-            if relative.split("/", 1)[0] in INSTRUCTOR_FOLDERS:
-                problems.append(f"{relative}: the instructor folder {relative.split('/', 1)[0]}/ is in the template")
-            if path.is_symlink():
-                problems.append(f"{relative}: a symbolic link")
-                continue
-            data = path.read_bytes()
-            if origin := hidden.get(hashlib.sha256(data).hexdigest()):
-                problems.append(f"{relative}: a copy of the hidden suite file {origin}")
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            problems += [f"{relative}: contains the marker {m!r}" for m in MARKERS if m in text]
-            parts = notebook_sources(text) if name.endswith(".ipynb") else [("", text.splitlines())]
-            for where, lines in parts:
-                for number, line in enumerate(lines, start=1):
-                    if origin := secrets.get(code_part(line)):
-                        at = f"{where}, line {number}" if where else f"line {number}"
-                        problems.append(f"{relative} ({at}): a solution line from {origin}: {line.strip()[:100]}")
-    return problems

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -15,7 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import cli, environment, release
+from grader import cli, environment, leaks, release
+from grader.notebooks import sources as notebook_sources
 from grader.stubs import make_stub
 from project_tests.helpers import ROOT, assignments, solution_sources
 
@@ -68,9 +68,9 @@ def solution_region_lines(assignment: str) -> list[str]:
     for text in solution_sources(assignment).values():
         inside = False
         for line in text.splitlines():
-            if line.strip() == release.SOLUTION_BEGIN:
+            if line.strip() == leaks.SOLUTION_BEGIN:
                 inside = True
-            elif line.strip() == release.SOLUTION_END:
+            elif line.strip() == leaks.SOLUTION_END:
                 inside = False
             elif inside and len(line.strip()) >= 20:
                 lines.append(line.strip())
@@ -83,14 +83,14 @@ def test_release_holds_no_solution_marker_or_hidden_test(assignment, tmp_path_fa
     proc, out = released(assignment, tmp_path_factory)
     assert proc.returncode == 0, proc.stderr
     assert f"released {assignment}" in proc.stdout
-    assert release.scan(out, ROOT) == []
+    assert leaks.scan(out, ROOT) == []
     files = text_files(out)
     everything = "\n".join(files.values())
     for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS"):
         assert marker not in everything
     # Independent of the scan: no longer solution line is a line of any file (lines the stubs
     # keep outside the regions aside; docstrings may name an attribute, so not substrings).
-    kept = {line.strip() for text in solution_sources(assignment).values() for line in release.solution_regions(text.splitlines())[1]}
+    kept = {line.strip() for text in solution_sources(assignment).values() for line in leaks.solution_regions(text.splitlines())[1]}
     shipped = {line.strip() for text in files.values() for line in text.splitlines()}
     leaked = [line for line in solution_region_lines(assignment) if line not in kept and line in shipped]
     assert leaked == []
@@ -147,7 +147,7 @@ def test_public_rubrics_cover_every_exercise_without_reference_modules():
             assert not spec.get("uses"), "the template has no reference modules to use"
         # Public tests compare with printed values, never with the reference solution.
         for path in folder.rglob("*.py"):
-            assert not re.search(r"^\s*(import|from)\s+(" + "|".join(rubric["exercises"]) + r")\b", path.read_text(), re.M), path
+            assert not re.search(r"^\s*(import|from)\s+(" + "|".join(rubric["exercises"]) + r")\b", path.read_text(), re.MULTILINE), path
 
 
 # -- grading the release ----------------------------------------------------------------------
@@ -158,7 +158,7 @@ def test_release_stubs_score_zero_with_the_hidden_tests(assignment, tmp_path_fac
     _, out = released(assignment, tmp_path_factory)
     report_path = tmp_path / "report.json"
     proc = subprocess.run([PYTHON, "-m", "grader", "grade", str(out), "--assignment", assignment, "--json", str(report_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(report_path.read_text())
     assert report["max_score"] > 0 and report["score"] == 0
@@ -168,35 +168,41 @@ def test_release_stubs_score_zero_with_the_hidden_tests(assignment, tmp_path_fac
 # -- the scan ---------------------------------------------------------------------------------
 def test_scan_finds_planted_solution_lines_markers_and_hidden_files(tmp_path_factory, tmp_path):
     out = fresh_copy("ch03", tmp_path_factory, tmp_path)
-    secrets = release.secret_lines(ROOT)
+    secrets = leaks.secret_lines(ROOT)
     line = "return inputs @ query"
     assert secrets.get(line) == "solutions/ch03/simple_attention.py"
     readme = out / "README.md"
     readme.write_text(readme.read_text() + f"\n    {line}  # a hint that gives it away\n")
-    problems = release.scan(out, ROOT)
+    problems = leaks.scan(out, ROOT)
     assert len(problems) == 1 and problems[0].startswith("README.md (line ") and "solutions/ch03/simple_attention.py" in problems[0]
 
     notebook = next((out / "notebooks").glob("*.ipynb"))
     nb = nbformat.read(notebook, as_version=4)
     nb.cells[-1].source += "\n" + "        attn_scores = queries @ keys.transpose(1, 2)"
+    # An exploration's solution (a source notebook's solution region) given away in its cell:
+    explored = 'print("row sums:", short_weights.sum(dim=-1))'
+    assert secrets.get(explored) == "course/source/ch03/ch03_attention.py" and 'book = setup("ch03")' not in secrets
+    exploration = next(i for i, c in enumerate(nb.cells) if "explore_shorter_sequence" in str(c.metadata))
+    nb.cells[exploration].source += "\n" + explored
     nbformat.write(nb, notebook)
     (out / "public_tests" / "ch03" / "extra.txt").write_text("### BEGIN " + "HIDDEN TESTS\n")
     shutil.copy(ROOT / "tests" / "ch03" / "test_simple_attention.py", out / "public_tests" / "renamed.py")
     (out / "tests").mkdir()
     (out / "tests" / "note.md").write_text("nothing secret, but an instructor folder\n")
-    problems = release.scan(out, ROOT)
+    problems = leaks.scan(out, ROOT)
     joined = "\n".join(problems)
     assert f"{notebook.relative_to(out).as_posix()} (cell {len(nb.cells) - 1}, line" in joined
+    assert re.search(rf"\(cell {exploration}, line \d+\): a solution line from course/source/ch03/ch03_attention.py", joined), joined
     assert "extra.txt: contains the marker 'BEGIN HIDDEN TESTS'" in joined
     assert "renamed.py: a copy of the hidden suite file tests/ch03/test_simple_attention.py" in joined
     assert "tests/note.md: the instructor folder tests/" in joined
 
 
 def test_scan_ignores_lines_the_stubs_keep():
-    secrets = release.secret_lines(ROOT)
+    secrets = leaks.secret_lines(ROOT)
     assert "super().__init__()" not in secrets  # outside every solution region
     assert "import torch" not in secrets
-    assert all(len(key) >= release.MIN_SECRET_CHARS for key in secrets)
+    assert all(len(key) >= leaks.MIN_SECRET_CHARS for key in secrets)
 
 
 def project_copy(tmp_path: Path) -> Path:
@@ -239,73 +245,22 @@ def test_release_refuses_unknown_assignment_and_non_empty_folder(tmp_path, capsy
 
 
 # -- notebooks --------------------------------------------------------------------------------
-def test_committed_source_notebooks_are_the_builders_output(tmp_path):
-    sys.path.insert(0, str(ROOT / "course"))
-    try:
-        import build_notebooks
-    finally:
-        sys.path.remove(str(ROOT / "course"))
-    for path in build_notebooks.build(tmp_path):
-        committed = ROOT / "course" / "source" / path.relative_to(tmp_path)
-        assert json.loads(committed.read_text()) == json.loads(path.read_text()), f"run course/build_notebooks.py ({committed})"
-
-
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_release_notebooks_are_valid_nbgrader_output_without_solutions(assignment, tmp_path_factory):
     _, out = released(assignment, tmp_path_factory)
     notebooks = sorted((out / "notebooks").glob("*.ipynb"))
-    assert notebooks
+    assert [p.stem for p in notebooks] == [p.stem for p in notebook_sources(ROOT, assignment)]
+    assert (out / "notebooks" / "attention_helpers.py").read_text() == (ROOT / "template" / "notebooks" / "attention_helpers.py").read_text()
+    assert not list((out / "notebooks").glob("*.py"))[1:]  # the sources are not shipped, only the helpers
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         nbformat.validate(nb)
         source = "\n".join(cell.source for cell in nb.cells)
-        assert f'find_exercises("{assignment}")' in source and "sys.path.insert" in source
-        assert "heatmap(" in source and "import matplotlib.pyplot" in source
+        assert f'setup("{assignment}")' in source and "from attention_helpers import" in source
+        assert [c.id for c in nb.cells] == [f"{path.stem}-{i:02d}" for i in range(len(nb.cells))]  # stable ids
         explorations = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
         assert explorations, "at least one exploration cell"
         for cell in explorations:
             assert cell.source.strip() == "# YOUR CODE HERE"
             assert "checksum" in cell.metadata["nbgrader"]  # written by nbgrader, not copied
         assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
-
-
-NOTEBOOK_RUNNER = """
-import json, os, sys
-os.environ["MPLBACKEND"] = "Agg"
-cells = json.load(open(sys.argv[1]))["cells"]
-code = "\\n\\n".join(
-    "\\n".join(line for line in "".join(c["source"]).splitlines() if not line.lstrip().startswith("%"))
-    for c in cells if c["cell_type"] == "code"
-)
-exec(compile(code, sys.argv[1], "exec"), {"__name__": "__main__"})
-"""
-
-
-def run_notebook(path: Path) -> subprocess.Popen:
-    """Start running a notebook's code cells in a fresh interpreter (magics dropped), from its folder."""
-    return subprocess.Popen([PYTHON, "-c", NOTEBOOK_RUNNER, str(path)], cwd=path.parent, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "MPLBACKEND": "Agg"})
-
-
-def test_notebooks_run_on_stubs_and_match_the_book_on_solutions(tmp_path_factory, tmp_path):
-    """The released notebooks run on the stubs; the source notebooks (explorations solved) on the solutions."""
-    runs = []
-    for assignment in ASSIGNMENTS:
-        stubs = fresh_copy(assignment, tmp_path_factory, tmp_path / f"{assignment}-stubs")
-        solved = fresh_copy(assignment, tmp_path_factory, tmp_path / f"{assignment}-solved")
-        for stem, text in solution_sources(assignment).items():
-            (solved / "exercises" / assignment / f"{stem}.py").write_text(text)
-        for source in (ROOT / "course" / "source" / assignment).glob("*.ipynb"):
-            shutil.copy(source, solved / "notebooks" / source.name)
-        runs += [("stubs", p) for p in (stubs / "notebooks").glob("*.ipynb")]
-        runs += [("solved", p) for p in (solved / "notebooks").glob("*.ipynb")]
-    assert len(runs) >= 4
-    for batch in (runs[i:i + 2] for i in range(0, len(runs), 2)):  # two at a time: two cores
-        started = [(kind, path, run_notebook(path)) for kind, path in batch]
-        for kind, path, proc in started:
-            output, _ = proc.communicate(timeout=600)
-            assert proc.returncode == 0, f"{kind} {path.name}:\n{output[-3000:]}"
-            if kind == "stubs":
-                assert "not written yet" in output
-            else:
-                assert "✓" in output and "not written yet" not in output and "✗" not in output, f"{path.name}:\n{output[-3000:]}"

@@ -61,6 +61,8 @@ EXERCISE_3_2 = torch.tensor(
      [-0.6979, -0.0817], [-0.6538, -0.0957], [-0.6424, -0.1065]]
 )
 GPT2_PARAMETERS = 2_360_064
+# Exercise 3.1: SelfAttention_v1 (seed 123) given the weights of SelfAttention_v2 (seed 123): first and last rows
+EXERCISE_3_1_FIRST, EXERCISE_3_1_LAST = torch.tensor([-0.5337, -0.1051]), torch.tensor([-0.5299, -0.1081])
 
 # Inputs for 3.5.1 (not printed in the book at this precision): SelfAttention_v2 after
 # torch.manual_seed(789), on INPUTS: its attention scores and its attention weights.

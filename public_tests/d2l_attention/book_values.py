@@ -9,6 +9,11 @@ def generated(seed, *shape, normal=False):
     return torch.randn(*shape, generator=generator) if normal else torch.rand(*shape, generator=generator)
 
 
+# sequence_mask(SEQ_X, SEQ_LENS) is SEQ_MASKED: entries at or beyond each row's valid length become 0.
+SEQ_X = torch.tensor([[1, 2, 3], [4, 5, 6]])
+SEQ_LENS = torch.tensor([1, 2])
+SEQ_MASKED = torch.tensor([[1, 0, 0], [4, 5, 0]])
+
 # Masked softmax: the book's (2, 2, 4) random scores with valid lengths [2, 3].
 SCORES = generated(1, 2, 2, 4)
 VALID_LENS = torch.tensor([2, 3])
@@ -25,6 +30,9 @@ POOLED = torch.tensor([[[2.0, 3.0, 4.0, 5.0]], [[10.0, 11.0, 12.0, 13.0]]])
 MHA_QUERIES = generated(4, 2, 4, 100)
 MHA_KEYS = generated(5, 2, 6, 100)
 MHA_VALID_LENS = torch.tensor([3, 2])
+MHA_OUTPUT_SHAPE = (2, 4, 100)
 
 # Bahdanau attention: Seq2SeqEncoder(10, 8, 16, 2) and Seq2SeqAttentionDecoder(10, 8, 16, 2) on zeros (4, 7).
 SEQ2SEQ_X = torch.zeros((4, 7), dtype=torch.long)
+SEQ2SEQ_OUTPUT_SHAPE = (4, 7, 10)
+SEQ2SEQ_STATE_SHAPES = ((4, 7, 16), (2, 4, 16))  # state[0] (the encoder's outputs, batch first), state[1] (hidden state)
