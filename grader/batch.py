@@ -8,7 +8,7 @@ scores into an nbgrader gradebook. Every file is replaced atomically, so a batch
 interrupted loses nothing already graded; run again, it reuses every report whose submission,
 grading suite, grader and limits are unchanged (:func:`fingerprint`) and grades the rest.
 With ``--template`` (a released template folder) it also flags workflow and test files a
-student changed or removed: see :func:`template_hashes` and :func:`template_flags`.
+student changed or removed: see :func:`grader.manifest.of_template` and :func:`template_flags`.
 """
 
 from __future__ import annotations
@@ -17,67 +17,16 @@ import dataclasses
 import hashlib
 import json
 import os
-import stat
 import time
 from pathlib import Path
 
+from grader import manifest
 from grader.model import Report
 from grader.settings import Settings
 from grader.submission import folders_under, shown
 
 
 # -- the template: which files of a submission are the instructor's, unchanged ---------------
-
-TEMPLATE_MANIFEST = Path(".grader") / "template.json"
-MAX_HASHED_BYTES = 4 * 1024 * 1024
-MAX_HASHED_FILES = 5000
-
-
-def file_sha256(path: Path) -> str | None:
-    """The sha256 of a regular file (a symbolic link is not followed), or None."""
-    try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_HASHED_BYTES:
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        return hashlib.sha256(handle.read(MAX_HASHED_BYTES + 1)).hexdigest()
-
-
-def hash_folder(folder: Path) -> dict[str, str]:
-    """``{relative path: sha256}`` of every regular file under ``folder`` (``.git`` skipped)."""
-    hashes: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            digest = file_sha256(path)
-            if digest is not None:
-                hashes[str(path.relative_to(folder))] = digest
-            if len(hashes) >= MAX_HASHED_FILES:
-                return hashes
-    return hashes
-
-
-def template_hashes(template: Path) -> dict[str, str]:
-    """sha256 per file of a released template: from its ``.grader/template.json`` when the
-    release wrote one (``{"files": {path: sha256}}`` or ``{path: sha256}``), else hashed here."""
-    manifest = template / TEMPLATE_MANIFEST
-    if manifest.is_file():
-        data = json.loads(manifest.read_text())
-        files = data.get("files", data) if isinstance(data, dict) else None
-        if isinstance(files, dict) and all(isinstance(v, str) for v in files.values()):
-            return {str(Path(k)): v.lower() for k, v in files.items()}
-        raise ValueError(f"{manifest} does not map file paths to sha256 digests")
-    return {k: v for k, v in hash_folder(template).items() if not k.startswith(str(TEMPLATE_MANIFEST.parent) + os.sep)}
-
-
-def unchanged_files(root: Path, hashes: dict[str, str]) -> frozenset[str]:
-    """The template's files that ``root`` holds unchanged (not flagged by the scan)."""
-    return frozenset(path for path, digest in hashes.items() if file_sha256(root / path) == digest)
-
 
 def guarded(path: str) -> bool:
     """Whether a template file is one a student must not change: a workflow, a file of the
@@ -100,7 +49,7 @@ def template_flags(root: Path, hashes: dict[str, str]) -> list[str]:
     for path, digest in sorted(hashes.items()):
         if not guarded(path):
             continue
-        actual = file_sha256(root / path)
+        actual = manifest.file_sha256(root / path)
         if actual is None:
             there = os.path.lexists(root / path)
             flags.append(f"{shown(Path(path))} was {'replaced by something that is not a regular file' if there else 'removed'} "
@@ -138,7 +87,7 @@ def tree_digest(folder: Path) -> str:
             elif entry.is_dir(follow_symlinks=False):
                 kind = "dir"
             else:
-                kind = file_sha256(Path(entry.path)) or "other"
+                kind = manifest.file_sha256(Path(entry.path)) or "other"
             digest.update(os.fsencode(os.path.relpath(entry.path, folder)) + b"\0" + kind.encode() + b"\0")
     return digest.hexdigest()
 
@@ -231,7 +180,7 @@ def run(
         if not template.is_dir():
             print(f"error: template {template} is not a folder", file=sys.stderr)
             return 2
-        hashes = template_hashes(template)
+        hashes = manifest.of_template(template)
     folders = submission_folders(root)
     for entry in skipped_entries(root):
         console.print(f"skipped {entry}")
@@ -265,7 +214,7 @@ def run(
         progress.refresh()
         graded = grade_many(
             pending, assignment, settings, jobs=jobs,
-            known=(lambda r: unchanged_files(r, hashes)) if hashes else frozenset(),
+            known=(lambda r: manifest.unchanged(r, hashes)) if hashes else frozenset(),
             extra_flags=(lambda r: template_flags(r, hashes)) if hashes else None,
         ) if pending else []
         for folder, report in graded:

@@ -10,15 +10,14 @@ the current folder and the assignment to the one folder under ``exercises/``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 
+from grader import manifest
 from grader.model import Report
 from grader.settings import Settings
 
 NOTE = "Only public tests ran. Hidden tests run on GitHub when you push; they decide your grade."
 PUBLIC = "public_tests"
-MANIFEST = ".grader/template.json"
 # Folders of a student's machine that are never part of a submission: flags there are noise.
 LOCAL_FOLDERS = frozenset({".venv", "venv", "env", ".ipynb_checkpoints", "__pycache__", ".pytest_cache", ".tox", "node_modules"})
 
@@ -44,22 +43,8 @@ def public_suite(settings: Settings, assignment: str) -> Path:
 
 
 def unchanged_template_files(root: Path) -> frozenset[str]:
-    """Paths listed in ``root/.grader/template.json`` whose content is still the template's."""
-    import json
-
-    try:
-        files = json.loads((root / MANIFEST).read_text()).get("files", {})
-    except (OSError, ValueError, AttributeError):
-        return frozenset()
-    unchanged = set()
-    for relative, digest in files.items() if isinstance(files, dict) else []:
-        path = root / relative
-        try:
-            if path.is_file() and not path.is_symlink() and hashlib.sha256(path.read_bytes()).hexdigest() == digest:
-                unchanged.add(relative)
-        except OSError:
-            continue
-    return frozenset(unchanged)
+    """Paths listed in ``root``'s template manifest whose content is still the template's."""
+    return manifest.unchanged(root, manifest.read(root))
 
 
 def local_noise(flag: str) -> bool:

@@ -10,7 +10,7 @@ the real ``nbgrader generate_assignment`` (``grader.notebooks``); the files of `
 this assignment. Then ``grader.leaks.scan`` reads everything in
 DIR back: a solution line, a solution or hidden-test marker, a hidden suite file or an
 instructor folder makes the release fail, and DIR must not be published. Only a clean
-release gets ``.grader/template.json`` (:func:`template_manifest`), which the instructor's
+release gets ``.grader/template.json`` (:mod:`grader.manifest`), which the instructor's
 bulk regrade uses to tell template files from files a student added or changed.
 
 Exit codes of the command: 0 released, 1 the scan found something secret, 2 bad arguments
@@ -19,15 +19,12 @@ Exit codes of the command: 0 released, 1 the scan found something secret, 2 bad 
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import environment
+from grader import environment, manifest
 from grader import rubric as rubrics
 from grader.leaks import INSTRUCTOR_FOLDERS, scan
 from grader.notebooks import NotebookError, generate_notebooks
@@ -37,7 +34,6 @@ from grader.stubs import write_stubs
 
 # Grader modules that only the instructor's repository needs (stub making holds the markers).
 INSTRUCTOR_ONLY = frozenset({"release.py", "leaks.py", "notebooks.py", "stubs.py", "demo.py", "batch.py", "pool.py"})
-MANIFEST = ".grader/template.json"
 # What a student installs besides grader/requirements.txt (the grading list, which the template
 # ships inside grader/ and the Classroom job installs from the grader's own checkout); pins read
 # from the instructor's requirements.txt. template/requirements.txt adds Jupyter.
@@ -114,7 +110,7 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     problems = scan(out, root)
     if problems:
         raise LeakError(out, problems)
-    write_manifest(out, assignment)
+    manifest.write(out, assignment)
     return Released(out, assignment, [runner_name(s) for s in stems], notebooks, warnings)
 
 
@@ -223,45 +219,3 @@ def render_template(template: Path, out: Path, values: dict[str, str]) -> None:
         target = out / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(render(path.read_text(), values, f"template/{relative.as_posix()}"))
-
-
-# -- the manifest -----------------------------------------------------------------------------
-def template_files(folder: Path) -> list[Path]:
-    """Every regular file under ``folder``, sorted, without ``.git`` and the manifest itself."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if path.relative_to(folder).as_posix() != MANIFEST:
-                found.append(path)
-    return found
-
-
-def sha256(path: Path) -> str:
-    """The hex SHA-256 of a file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def template_manifest(folder: Path) -> dict[str, str]:
-    """``{relative posix path: sha256}`` of every file of a template (``.git`` and the manifest excluded)."""
-    folder = Path(folder)
-    return {p.relative_to(folder).as_posix(): sha256(p) for p in template_files(folder)}
-
-
-def write_manifest(out: Path, assignment: str) -> Path:
-    """Write ``.grader/template.json``: the assignment and every template file's sha256."""
-    path = out / MANIFEST
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"assignment": assignment, "made_by": "python -m grader release", "files": template_manifest(out)}
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    return path
-
-
-def read_manifest(folder: Path) -> dict[str, str]:
-    """The ``files`` of ``folder/.grader/template.json`` (empty when there is none or it is unreadable)."""
-    try:
-        files = json.loads((Path(folder) / MANIFEST).read_text()).get("files", {})
-    except (OSError, ValueError, AttributeError):
-        return {}
-    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}

@@ -137,7 +137,7 @@ def scan_flags(root: Path, folder: Path, modules: set[str], known: frozenset[str
             link = entry.is_symlink()
             if entry.is_dir(follow_symlinks=False):
                 continue
-            if str(relative) in known:
+            if relative.as_posix() in known:  # the manifest's paths are POSIX on every OS
                 continue
             if name in CONFIGURING or name.endswith(".pth"):
                 flags.append(f"{shown(relative)} tries to configure pytest or Python (ignored by the grader)")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch
+from grader import batch, manifest
 from grader import rubric as rubrics
 from grader.reports.gradebook import NBGRADER_COLUMNS
 from project_tests.helpers import ROOT, make_submission, stub_sources
@@ -179,9 +179,9 @@ def test_template_manifest_is_read_when_present(tmp_path):
     (template / "a.txt").write_text("x")
     digest = hashlib.sha256(b"x").hexdigest()
     (template / ".grader" / "template.json").write_text(json.dumps({"files": {"a.txt": digest.upper()}}))
-    assert batch.template_hashes(template) == {"a.txt": digest}
+    assert manifest.of_template(template) == {"a.txt": digest}
     (template / ".grader" / "template.json").unlink()
-    assert batch.template_hashes(template) == {"a.txt": digest}  # hashed when there is no manifest
+    assert manifest.of_template(template) == {"a.txt": digest}  # hashed when there is no manifest
 
 
 def test_csv_cells_cannot_run_as_formulas():

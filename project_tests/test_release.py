@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from grader import cli, environment, leaks, release
+from grader import manifest as manifests
 from grader.notebooks import sources as notebook_sources
 from grader.stubs import make_stub
 from project_tests.helpers import ROOT, assignments, solution_sources
@@ -115,12 +116,12 @@ def test_release_has_stubs_public_tests_grader_and_manifest(assignment, tmp_path
     readme = (out / "README.md").read_text()
     assert "python -m grader check" in readme and "hidden tests" in readme.lower()
     assert not re.search(r"__[A-Z][A-Z_]*[A-Z]__", readme)
-    manifest = json.loads((out / release.MANIFEST).read_text())
+    manifest = json.loads((out / manifests.MANIFEST).read_text())
     assert manifest["assignment"] == assignment
-    assert manifest["files"] == release.template_manifest(out)
-    assert release.read_manifest(out) == manifest["files"]
+    assert manifest["files"] == manifests.hash_folder(out)
+    assert manifests.read(out) == manifest["files"]
     assert f"exercises/{assignment}/{next(iter(stubs))}.py" in manifest["files"]
-    assert release.MANIFEST not in manifest["files"]
+    assert manifests.MANIFEST not in manifest["files"]
 
 
 def test_one_list_of_grading_needs_for_the_project_and_every_template(tmp_path_factory):
@@ -231,7 +232,7 @@ def test_release_command_fails_on_a_planted_solution_line(tmp_path, tmp_path_fac
     assert cli.main(["release", "--assignment", "ch03", "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "must not be published" in err and "README.md (line" in err and "solutions/ch03/mha.py" in err
-    assert not (out / release.MANIFEST).exists()
+    assert not (out / manifests.MANIFEST).exists()
 
 
 def test_release_refuses_unknown_assignment_and_non_empty_folder(tmp_path, capsys):
