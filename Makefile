@@ -1,6 +1,6 @@
 # Two entry points, each doing all of its own set-up on a fresh machine:
 #   make demo   grade the reference solutions and a bundled sample submission
-#   make test   run the project's own tests (the grader, stubs, release, reports)
+#   make test   lint with ruff, then run the project's own tests (the grader, stubs, release, reports)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -15,6 +15,7 @@ demo: $(VENV)/installed
 	$(PY) -m grader demo
 
 test: $(VENV)/installed
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 bench: $(VENV)/installed

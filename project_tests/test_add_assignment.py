@@ -9,7 +9,6 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 from grader.stubs import make_stub
 from project_tests.helpers import ROOT, copy_repository

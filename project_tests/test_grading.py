@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 
 import pytest
 
-from grader.stubs import make_stub
 from project_tests.helpers import (
     PYTHON, ROOT, assignments, exercise, grade_cli, grade_many, make_submission, mutate, solution_sources, stub_sources,
 )

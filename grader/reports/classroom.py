@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, TextIO
 
 from grader.hygiene import clean_report
-from grader.model import ExerciseResult, Report, TestResult
+from grader.model import ExerciseResult, Report
 from grader.reports.common import diagnosis_line
 
 # Largest base64 payload per runner: environment strings over ~128 KiB cannot be passed at all.

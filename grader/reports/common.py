@@ -7,6 +7,8 @@ any weight above 0 gets at least the lightest shade, and 0.14 never looks like 0
 
 from __future__ import annotations
 
+import math
+
 from grader.model import Diagnosis
 
 # Shades from light to dark, for (0, 0.25], (0.25, 0.5], (0.5, 0.75], (0.75, 1].
@@ -16,7 +18,7 @@ MAX_CELLS = 16  # rows and columns drawn at most
 
 def level(value) -> int:
     """-1 for an exact 0 (or masked), else 0..3: which shade a weight in [0, 1] gets."""
-    if not isinstance(value, (int, float)) or value != value or value <= 0:
+    if not isinstance(value, (int, float)) or math.isnan(value) or value <= 0:
         return -1
     return min(3, int(min(value, 1.0) * 4 - 1e-9))
 
@@ -25,7 +27,7 @@ def cell(value) -> str:
     """One cell: a shade and the value with two decimals (6 characters)."""
     if not isinstance(value, (int, float)):
         return f"{str(value)[:5]:>6}"
-    if value != value:
+    if math.isnan(value):
         return "   nan"
     if value in (float("inf"), float("-inf")):
         return "  -inf" if value < 0 else "   inf"

@@ -88,7 +88,7 @@ def handle(conn: socket.socket) -> None:
             running[pid] = (stem, os.fdopen(read_end, "r"))
         # Relay one finished supervisor at a time, in whatever order they finish.
         ready, _, _ = select.select([pipe for _, pipe in running.values()], [], [])
-        for pid, (stem, pipe) in list(running.items()):
+        for pid, (_stem, pipe) in list(running.items()):
             if pipe in ready:
                 for line in pipe:
                     stream.write(line.encode())
@@ -112,7 +112,7 @@ def supervise(plan: dict, stem: str, spec: dict):
     try:
         while next_probe < len(probes) and time.monotonic() < budget_end:
             base = next_probe
-            proc = box.spawn(lambda channel: worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:]))
+            proc = box.spawn(lambda channel, base=base: worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:]))
             for event in watch(proc, limits, budget_end, len(probes) - base):
                 if event["outcome"] == "module_error":
                     for probe in probes[base:]:

@@ -89,7 +89,6 @@ def test_mask_and_renormalize_textbook(probed):
 
 @pytest.mark.probe("renormalize", weights=W4)
 def test_mask_and_renormalize_batched(probed):
-    masked = W4 * torch.tril(torch.ones(5, 5))
     check_weights(probed["result"], ref.mask_and_renormalize(W4),
                   what="mask_and_renormalize on weights of shape (2, 3, 5, 5) (two batch dimensions)")
     after = tensor_in(probed, "input_after", "the input of mask_and_renormalize")

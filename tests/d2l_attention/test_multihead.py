@@ -124,7 +124,6 @@ def test_attention_weights(probed):
             what="the attention weights of the heads, self.attention.attention_weights",
             hint="Run the heads through self.attention = DotProductAttention(dropout); it keeps the weights.")
     expected = reference(ARGS, Q, K, V, LENS_2D)[1]
-    lens = torch.repeat_interleave(LENS_2D, 3, dim=0)
     close(weights, expected, grid=True,
           what="self.attention.attention_weights: (batch_size * num_heads, num_queries, num_kv_pairs), "
                "each head masked with its batch item's valid lengths")
