@@ -58,8 +58,8 @@ def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, 
     return report
 
 
-def run_suite(suite: Path, solutions: Path, plugin) -> str:
-    """Run pytest on ``suite`` in this process with only the grader's plugins; return its log."""
+def run_suite(suite: Path, solutions: Path, plugin, *others) -> str:
+    """Run pytest on ``suite`` in this process with only the grader's plugins (and ``others``); return its log."""
     import pytest
 
     args = [
@@ -86,7 +86,7 @@ def run_suite(suite: Path, solutions: Path, plugin) -> str:
     log = io.StringIO()
     try:
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-            pytest.main(args, plugins=[plugin])
+            pytest.main(args, plugins=[plugin, *others])
     finally:
         sys.path.remove(str(solutions))
         sys.path.remove(str(suite))
