@@ -21,7 +21,7 @@ from typing import BinaryIO, Callable
 
 import pytest
 
-from grader import submission
+from grader import seeding, submission
 from grader.grade import build_report, load_rubric, run_suite
 from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
@@ -102,6 +102,7 @@ def grade_class(
     from grader.plugin import GradingPlugin
 
     torch.set_num_threads(1)  # as in grade.grade: the checks compare tiny tensors
+    seeding.seed_cpu_only()
     rubric = load_rubric(assignment, settings)
     names = [e.name for e in rubric.exercises]
     plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=_NoSandbox(), submission_dir=Path(os.devnull),
