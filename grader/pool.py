@@ -1,12 +1,14 @@
-"""A pool of trusted grading processes: torch and pytest are imported once, then each
-submission is graded in a forked copy of this process, ``jobs`` at a time, all sharing one
-sandbox zygote. Used by ``batch`` (:mod:`grader.batch`).
-"""
+"""A pool of trusted grading processes: torch and pytest are imported once, the suite is
+collected once (:mod:`grader.class_session`), then each submission is graded in a forked copy
+of that collected session, ``jobs`` at a time, all sharing one sandbox zygote. Used by
+``batch`` (:mod:`grader.batch`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -68,6 +70,9 @@ def grade_many(
                         report = failed(rubric)
                     yield root, report
         finally:
+            if left:  # stopped early (an interrupt) or the collector died: nothing more is graded
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)  # its grading processes die with it
             os.waitpid(pid, 0)
         for root in left.values():  # the collecting process died before these
             yield root, failed(rubric)
