@@ -1,13 +1,14 @@
-"""A pool of trusted grading processes: torch and pytest are imported once, then each
-submission is graded in a forked copy of this process, ``jobs`` at a time, all sharing one
-sandbox zygote. Used by ``batch`` (:mod:`grader.batch`).
-"""
+"""A pool of trusted grading processes: torch and pytest are imported once, the suite is
+collected once (:mod:`grader.class_session`), then each submission is graded in a forked copy
+of that collected session, ``jobs`` at a time, all sharing one sandbox zygote. Used by
+``batch`` (:mod:`grader.batch`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import select
+import signal
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -34,54 +35,57 @@ def grade_many(
     a grader error).
     """
     with Sandbox() as sandbox:
-        from grader.grade import build_report, grade, load_rubric
-        from grader.submission import Taken
+        from grader.grade import load_rubric
 
         rubric = load_rubric(assignment, settings)  # fails early for an unknown assignment
         from grader import environment
 
         environment.verify(sandbox)  # once per batch, before any fork: a broken environment grades nobody
         _warm_imports()
-        pending = list(roots)
-        running: dict[int, tuple[Path, int, bytearray]] = {}
-        while pending or running:
-            while pending and len(running) < jobs:
-                root = pending.pop(0)
-                read_end, write_end = os.pipe()
-                pid = os.fork()
-                if pid == 0:  # a trusted grading process for one submission
-                    os.close(read_end)
-                    linux.die_with_parent()  # a batch killed outright leaves no grading behind
-                    code = 0
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # collects the suite once, then forks a grading process per submission
+            os.close(read_end)
+            linux.die_with_parent()
+            code = 0
+            try:
+                from grader.class_session import grade_class
+
+                with os.fdopen(write_end, "wb") as out:
+                    grade_class(roots, assignment, settings, sandbox, out, jobs=jobs, known=known, extra_flags=extra_flags)
+            except BaseException:  # noqa: BLE001 - every submission not reported gets a failure below
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        left = dict(enumerate(roots))
+        try:
+            with os.fdopen(read_end, "rb") as lines:
+                for line in lines:
+                    index, _, data = line.partition(b" ")
+                    root = left.pop(int(index))
                     try:
-                        report = grade(root, assignment, settings, sandbox, known=known(root) if callable(known) else known)
-                        if extra_flags is not None:
-                            report.flags += extra_flags(root)
-                        data = json.dumps(report.to_dict()).encode()
-                        with os.fdopen(write_end, "wb") as out:
-                            out.write(data)
-                    except BaseException:  # noqa: BLE001 - the parent reports the failure
-                        code = 1
-                    finally:
-                        os._exit(code)
-                os.close(write_end)
-                running[read_end] = (root, pid, bytearray())
-            ready, _, _ = select.select(list(running), [], [])
-            for fd in ready:
-                root, pid, data = running[fd]
-                chunk = os.read(fd, 1 << 20)
-                if chunk:
-                    data += chunk
-                    continue
-                os.close(fd)
-                os.waitpid(pid, 0)
-                del running[fd]
-                try:
-                    report = Report.from_dict(json.loads(data))
-                except (ValueError, KeyError, TypeError):
-                    report = build_report(rubric, None, Taken(), {})
-                    report.grader_errors.append("the grading process for this submission failed")
-                yield root, report
+                        report = Report.from_dict(json.loads(data))
+                    except (ValueError, KeyError, TypeError):
+                        report = failed(rubric)
+                    yield root, report
+        finally:
+            if left:  # stopped early (an interrupt) or the collector died: nothing more is graded
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)  # its grading processes die with it
+            os.waitpid(pid, 0)
+        for root in left.values():  # the collecting process died before these
+            yield root, failed(rubric)
+
+
+def failed(rubric) -> Report:
+    """The report of a submission whose grading process failed: score 0, a grader error."""
+    from grader.grade import build_report
+    from grader.submission import Taken
+
+    report = build_report(rubric, None, Taken(), {})
+    report.grader_errors.append("the grading process for this submission failed")
+    return report
 
 
 def _warm_imports() -> None:

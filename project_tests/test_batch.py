@@ -155,11 +155,11 @@ def test_a_dead_grading_process_does_not_stop_the_batch(tmp_path):
     make_submission(klass / "crash", ASSIGNMENT)
     make_submission(klass / "fine", ASSIGNMENT)
     script = (
-        "import os, sys; from pathlib import Path; import grader.grade as g; real = g.grade\n"
-        "def dying(root, *a, **k):\n"
+        "import os, sys; from pathlib import Path; import grader.submission as s; real = s.take\n"
+        "def dying(root, *a, **k):  # the grading process takes the submission, then dies\n"
         "    if Path(root).name == 'crash': os._exit(9)\n"
         "    return real(root, *a, **k)\n"
-        "g.grade = dying\n"
+        "s.take = dying\n"
         "from grader.cli import main; sys.exit(main(sys.argv[1:]))\n"
     )
     proc = subprocess.run(

@@ -5,7 +5,7 @@
 Both grade N copies of the reference solutions, in the same run:
 
 - ``batch``: N folders holding ``exercises/<assignment>/*.py``, graded with the hidden suite
-  (once with ``--jobs 1``, once with ``--jobs J``);
+  (with ``--jobs 1``, ``--jobs 2`` and ``--jobs J``);
 - nbgrader: a minimal course in a temporary folder. The source notebook has one solution
   cell per exercise module (the reference code) and one autograder test cell per hidden
   test item, worth the rubric's points. Each test cell makes the same calls into student
@@ -15,8 +15,11 @@ Both grade N copies of the reference solutions, in the same run:
   ``nbgrader generate_assignment``, N submitted copies of the notebook, then the timed
   ``nbgrader autograde --force``.
 
-Prints the wall time of each, per submission, the CPU time per submission (the command and every
-process it started), and the ratios. Every submission must get
+``batch`` runs with ``--jobs 1``, ``--jobs 2`` (and ``--jobs J``), each also on a class of one,
+which measures the start-up every run pays once (importing torch, starting the sandbox,
+collecting the suite). Prints the wall time of each, per submission and per further submission
+(start-up left out), the CPU time likewise (the command and every process it started, the
+sandbox included), and the ratios. Every submission must get
 full marks from both, or the script stops.
 """
 
@@ -228,25 +231,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", type=int, default=20, help="submissions (default 20)")
     parser.add_argument("--assignment", default="ch03")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="batch --jobs (default: CPUs)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="batch --jobs besides 1 and 2 (default: CPUs)")
     args = parser.parse_args()
     rubric = rubrics.load(ROOT / "tests" / args.assignment, args.assignment)
     max_score = rubric.max_score
     load_before = os.getloadavg()[0]
+    widths = sorted({1, 2, args.jobs})
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as name:
         tmp = Path(name)
-        one = bench_batch(tmp / "b1", args.assignment, args.n, 1, max_score)
-        many = bench_batch(tmp / "bj", args.assignment, args.n, args.jobs, max_score)
+        batches = {}
+        for jobs in widths:  # a class of one: what every run pays once (start-up), then the class
+            single = bench_batch(tmp / f"single-{jobs}", args.assignment, 1, jobs, max_score)
+            batches[jobs] = single, bench_batch(tmp / f"class-{jobs}", args.assignment, args.n, jobs, max_score)
         nb, tests = bench_nbgrader(tmp / "nb", args.assignment, args.n, max_score)
     n = args.n
     print(f"{n} copies of the {args.assignment} reference solutions, {len(rubric.exercises)} modules, "
           f"{tests} hidden tests, {max_score:g} points; {os.cpu_count()} CPUs, "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (other work skews the times)")
-    print(f"{'':34}{'total':>9}{'per submission':>17}{'CPU per submission':>21}")
-    rows = [("grader batch --jobs 1", one), (f"grader batch --jobs {args.jobs}", many), ("nbgrader autograde --force", nb)]
-    for name, (wall, cpu) in rows:
-        print(f"{name:34}{wall:8.1f}s{wall / n:16.2f}s{cpu / n:20.2f}s")
-    print(f"nbgrader / batch --jobs 1: {nb[0] / one[0]:.1f}x;  nbgrader / batch --jobs {args.jobs}: {nb[0] / many[0]:.1f}x")
+    print("per submission: total / N; each further one: (the class - a class of one) / (N - 1), the start-up left out")
+    print(f"{'':30}{'total':>8}{'per submission':>16}{'each further':>14}{'CPU per submission':>20}{'CPU each further':>18}")
+    for jobs, ((wall1, cpu1), (wall, cpu)) in batches.items():
+        print(f"{f'grader batch --jobs {jobs}':30}{wall:7.1f}s{wall / n:15.3f}s{(wall - wall1) / (n - 1):13.3f}s"
+              f"{cpu / n:19.3f}s{(cpu - cpu1) / (n - 1):17.3f}s")
+    print(f"{'nbgrader autograde --force':30}{nb[0]:7.1f}s{nb[0] / n:15.3f}s{'':14}{nb[1] / n:19.3f}s")
+    print("nbgrader / batch, per submission: " + ";  ".join(
+        f"--jobs {jobs}: {nb[0] / wall:.1f}x (each further: {nb[0] / n / ((wall - wall1) / (n - 1)):.1f}x)"
+        for jobs, ((wall1, _), (wall, _)) in batches.items()))
+
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,138 @@
+"""One pytest session for a whole class: the suite is collected once, then every submission
+is graded in a process forked from the collected session.
+
+Collecting imports the test modules (and the reference solutions and helpers they import),
+which computes their module-level reference tensors; that, pytest's configuration and the
+collection itself are the same for every student, so :func:`grade_class` does them once.
+At ``pytest_runtestloop`` the :class:`ForkPerSubmission` plugin forks one trusted grading
+process per submission, ``jobs`` at a time: the child takes the submission, sends its probes
+to the sandbox and lets pytest's own loop run the tests (the comparisons); the parent relays
+each child's report and returns without running any test itself. Each child starts from the
+same freshly collected state (copy-on-write), so a grade is what ``grade`` alone gives.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+import pytest
+
+from grader import seeding, submission
+from grader.grade import build_report, load_rubric, run_suite
+from grader.sandbox import linux
+from grader.sandbox.client import PlanResult, Sandbox
+from grader.settings import Settings
+
+
+class _NoSandbox:
+    """Stands in for the sandbox while the shared session collects: no submission yet."""
+
+    def run(self, plan: dict, timeout: float) -> PlanResult:
+        """Run nothing; the grading processes send each submission's plan."""
+        return PlanResult()
+
+
+class ForkPerSubmission:
+    """pytest plugin: the shared session's test loop forks a grading process per submission."""
+
+    def __init__(self, roots: list[Path], jobs: int, start: Callable, relay: Callable[[int, bytes], None]):
+        self.roots = roots
+        self.jobs = jobs
+        self.start = start  # start(root, session) in the child: take the submission, run its probes
+        self.relay = relay  # relay(index, report bytes) in the parent, as each child ends
+        self.child: tuple | None = None  # (index, what start returned, report pipe) in a grading process
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        """Fork per submission; a child returns None (pytest's loop runs its tests), the parent True."""
+        # What collection made is shared by every child: kept out of the collector's way, so a
+        # child's garbage collections neither walk nor copy (copy-on-write) those pages.
+        gc.freeze()
+        pending = list(enumerate(self.roots))
+        running: dict[int, tuple[int, int, bytearray]] = {}
+        while pending or running:
+            while pending and len(running) < self.jobs:
+                index, root = pending.pop(0)
+                read_end, write_end = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # a trusted grading process for one submission
+                    os.close(read_end)
+                    linux.die_with_parent()  # a batch killed outright leaves no grading behind
+                    try:
+                        self.child = (index, self.start(root, session), os.fdopen(write_end, "wb"))
+                    except BaseException:  # noqa: BLE001 - the batch reports the failure
+                        os._exit(1)
+                    return None
+                os.close(write_end)
+                running[read_end] = (index, pid, bytearray())
+            ready, _, _ = select.select(list(running), [], [])
+            for fd in ready:
+                index, pid, data = running[fd]
+                chunk = os.read(fd, 1 << 20)
+                if chunk:
+                    data += chunk
+                    continue
+                os.close(fd)
+                os.waitpid(pid, 0)
+                del running[fd]
+                self.relay(index, bytes(data))
+        return True
+
+
+def grade_class(
+    roots: list[Path],
+    assignment: str,
+    settings: Settings,
+    sandbox: Sandbox,
+    out: BinaryIO,
+    *,
+    jobs: int,
+    known: frozenset[str] | Callable[[Path], frozenset[str]] = frozenset(),
+    extra_flags: Callable[[Path], list[str]] | None = None,
+) -> None:
+    """Grade ``roots``; write one line ``INDEX REPORT-JSON`` to ``out`` per submission as it ends.
+
+    A line whose JSON is missing or broken means that submission's grading process failed.
+    Returns in the collecting process when every submission is done; in a grading process it
+    writes its report and the caller must exit.
+    """
+    import torch
+
+    from grader.plugin import GradingPlugin
+
+    torch.set_num_threads(1)  # as in grade.grade: the checks compare tiny tensors
+    seeding.seed_cpu_only()
+    rubric = load_rubric(assignment, settings)
+    names = [e.name for e in rubric.exercises]
+    plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=_NoSandbox(), submission_dir=Path(os.devnull),
+                           missing={})
+
+    def start(root: Path, session) -> submission.Taken:
+        workdir = sandbox.new_submission_dir()
+        taken = submission.take(root, assignment, names, workdir, known=known(root) if callable(known) else known)
+        plugin.sandbox, plugin.submission_dir, plugin.missing = sandbox, workdir, taken.missing
+        plugin.pytest_collection_modifyitems(session, session.config, session.items)  # this submission's probes
+        return taken
+
+    def relay(index: int, data: bytes) -> None:
+        out.write(f"{index} ".encode() + data.replace(b"\n", b" ") + b"\n")
+        out.flush()
+
+    forker = ForkPerSubmission(roots, jobs, start, relay)
+    log = run_suite(settings.suite_for(assignment), settings.solutions_for(assignment), plugin, forker)
+    if forker.child is None:
+        return
+    index, taken, pipe = forker.child
+    root = roots[index]
+    report = build_report(rubric, plugin.json_report, taken, plugin.result.output)
+    if plugin.json_report is None:
+        report.grader_errors.append(f"pytest did not produce a report:\n{log[-3000:]}")
+    if extra_flags is not None:
+        report.flags += extra_flags(root)
+    with pipe:
+        pipe.write(json.dumps(report.to_dict()).encode())
