@@ -23,7 +23,7 @@ from typing import BinaryIO, Callable
 import pytest
 
 from grader import seeding, submission
-from grader.grade import build_report, load_rubric, run_suite
+from grader.grade import load_rubric, report_of_run, run_suite
 from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
 from grader.settings import Settings
@@ -129,9 +129,7 @@ def grade_class(
         return
     index, taken, pipe = forker.child
     root = roots[index]
-    report = build_report(rubric, plugin.json_report, taken, plugin.result.output)
-    if plugin.json_report is None:
-        report.grader_errors.append(f"pytest did not produce a report:\n{log[-3000:]}")
+    report = report_of_run(rubric, plugin, taken, log)
     if extra_flags is not None:
         report.flags += extra_flags(root)
     with pipe:

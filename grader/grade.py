@@ -53,6 +53,11 @@ def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, 
 
     plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=sandbox, submission_dir=workdir, missing=taken.missing)
     log = run_suite(settings.suite_for(assignment), settings.solutions_for(assignment), plugin)
+    return report_of_run(rubric, plugin, taken, log)
+
+
+def report_of_run(rubric: rubrics.Rubric, plugin, taken: submission.Taken, log: str) -> Report:
+    """The report of one submission's finished pytest run (alone, or forked from a class session)."""
     report = build_report(rubric, plugin.json_report, taken, plugin.result.output, plugin.diagnoses)
     if getattr(plugin, "diagnosis_error", ""):
         report.grader_errors.append(f"the diagnosis failed:\n{plugin.diagnosis_error}")
