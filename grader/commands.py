@@ -25,7 +25,7 @@ def grade_command(args, settings: Settings) -> int:
 
         root = args.submission.resolve()
         try:
-            with environment.verified(sandbox):  # nothing is written unless the environment can grade
+            with environment.verified(sandbox, settings):  # nothing is written unless the environment can grade
                 # The template's own files (its pytest.ini, ...) are not the student's doing.
                 report = grade(root, args.assignment, settings, sandbox, known=unchanged_template_files(root))
         except AssignmentNotFound as exc:
@@ -94,7 +94,7 @@ def check_command(args, settings: Settings) -> int:
         from grader.reports import terminal, write_json
 
         try:
-            with environment.verified(runner):
+            with environment.verified(runner, settings):
                 report = check(root, assignment, settings, runner)
         except AssignmentNotFound as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -11,12 +11,15 @@ sandbox starts and hands a tensor back intact; when not, the command exits 3 wit
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import importlib.util
 import sys
 import threading
 from pathlib import Path
 from typing import Iterator
+
+from grader.settings import Settings
 
 REQUIREMENTS = Path(__file__).with_name("requirements.txt")
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -76,21 +79,28 @@ def _imports(module: str) -> bool:
     return True
 
 
-def verify_sandbox(runner) -> None:
-    """Send a tensor through ``runner`` (the sandbox, or the local runner) and back; raise BrokenEnvironment."""
+def verify_sandbox(runner, settings: Settings) -> None:
+    """Send a tensor through ``runner`` (the sandbox, or the local runner) and back, under the
+    run's own limits and sandbox user; raise BrokenEnvironment."""
     import torch
 
     from grader.sandbox import wire
 
     folder = runner.new_submission_dir()
-    (folder / f"{SELFTEST}.py").write_text("def double(x):\n    return x * 2\n")
+    # What exercise modules do: import torch, build a layer (of a few MB: memory a check needs), compute.
+    (folder / f"{SELFTEST}.py").write_text(
+        "import torch\nfrom torch import nn\n\n\ndef double(x):\n"
+        "    layer = nn.Linear(1024, 1024, bias=False)\n"
+        "    with torch.no_grad():\n        layer.weight.copy_(2 * torch.eye(1024))\n"
+        "        return layer(nn.functional.pad(x, (0, 1024 - x.shape[-1])))[..., :x.shape[-1]]\n")
     sent = torch.arange(6, dtype=torch.float32).reshape(2, 3)
     plan = {
         "sandbox_dir": str(folder),
         "modules": {SELFTEST: {"probes_file": str(folder / "no-probes.py"), "uses": {}, "probes": [
             {"id": SELFTEST, "probe": "call", "kwargs": {"function": "double", "args": [wire.encode_tensor(sent)], "seed": None}}]}},
-        "limits": {"probe_timeout": 60.0, "module_budget": 60.0, "memory_mb": 4096, "cpu_seconds": 60, "file_mb": 8,
-                   "workers": 1, "output_chars": 2000, "sandbox_user": "nobody"},
+        # The run's limits, but time enough for a sandbox still importing torch on a busy machine.
+        "limits": dataclasses.replace(settings, probe_timeout=max(settings.probe_timeout, 60.0),
+                                      module_budget=max(settings.module_budget, 60.0), workers=1).sandbox_limits(),
     }
     try:
         outcome = runner.run(plan, timeout=120).outcomes.get(SELFTEST)
@@ -100,21 +110,21 @@ def verify_sandbox(runner) -> None:
     if outcome is None or outcome.outcome != "ok":
         error = outcome.error if outcome else {}
         why = f"{error.get('type', outcome.outcome if outcome else 'no answer')}: {error.get('message', '')}".strip(": ")
-        raise BrokenEnvironment(f"the sandbox could not hand a tensor back ({why[:300]}); "
-                                f"install what grading needs: {install_command()}")
+        raise BrokenEnvironment(f"the sandbox could not hand a tensor back ({why[:300]}); check the limits "
+                                f"for student code (--memory-mb, --probe-timeout) and the installation: {install_command()}")
     value = outcome.value.get("$traced") if isinstance(outcome.value, dict) else outcome.value  # the call's recorded steps aside
     if type(value) is not torch.Tensor or not torch.equal(value, sent * 2):
         raise BrokenEnvironment("the sandbox handed back a wrong tensor; the installation is broken: " + install_command())
 
 
-def verify(runner) -> None:
+def verify(runner, settings: Settings) -> None:
     """:func:`verify_packages`, then :func:`verify_sandbox` on ``runner``."""
     verify_packages()
-    verify_sandbox(runner)
+    verify_sandbox(runner, settings)
 
 
 @contextlib.contextmanager
-def verified(runner) -> Iterator[None]:
+def verified(runner, settings: Settings) -> Iterator[None]:
     """Check the packages now and the sandbox beside the body; raise BrokenEnvironment at the end.
 
     The sandbox's self-test waits for the sandbox to finish importing torch: done in a thread,
@@ -126,7 +136,7 @@ def verified(runner) -> Iterator[None]:
 
     def attempt() -> None:
         try:
-            verify_sandbox(runner)
+            verify_sandbox(runner, settings)
         except BaseException as exc:  # noqa: BLE001 - raised again at the end of the block
             failure.append(exc)
 

@@ -83,17 +83,7 @@ class GradingPlugin:
             self.calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
         if not modules:
             return
-        limits = {
-            "probe_timeout": self.settings.probe_timeout,
-            "module_budget": self.settings.module_budget,
-            "memory_mb": self.settings.memory_mb,
-            "cpu_seconds": self.settings.cpu_seconds,
-            "file_mb": self.settings.file_mb,
-            "workers": self.settings.workers,
-            "output_chars": self.settings.output_chars,
-            "sandbox_user": self.settings.sandbox_user,
-        }
-        plan = {"sandbox_dir": str(self.submission_dir), "modules": modules, "limits": limits}
+        plan = {"sandbox_dir": str(self.submission_dir), "modules": modules, "limits": self.settings.sandbox_limits()}
         # Enough for every module to use its whole budget, workers at a time, and a margin.
         timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
         self.result = self.sandbox.run(plan, timeout=timeout)

@@ -40,7 +40,7 @@ def grade_many(
         rubric = load_rubric(assignment, settings)  # fails early for an unknown assignment
         from grader import environment
 
-        environment.verify(sandbox)  # once per batch, before any fork: a broken environment grades nobody
+        environment.verify(sandbox, settings)  # once per batch, before any fork: a broken environment grades nobody
         _warm_imports()
         read_end, write_end = os.pipe()
         pid = os.fork()

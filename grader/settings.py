@@ -38,6 +38,19 @@ class Settings:
     sandbox_user: str = "nobody"
     extra: dict = field(default_factory=dict)
 
+    def sandbox_limits(self) -> dict:
+        """The limits every sandbox plan carries (read by ``grader.sandbox``), as plain data."""
+        return {
+            "probe_timeout": self.probe_timeout,
+            "module_budget": self.module_budget,
+            "memory_mb": self.memory_mb,
+            "cpu_seconds": self.cpu_seconds,
+            "file_mb": self.file_mb,
+            "workers": self.workers,
+            "output_chars": self.output_chars,
+            "sandbox_user": self.sandbox_user,
+        }
+
     def suite_for(self, assignment: str) -> Path:
         """The grading suite's folder for ``assignment``."""
         return self.suite_dir or self.project_root / "tests" / assignment

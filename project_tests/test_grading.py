@@ -76,6 +76,14 @@ def test_a_failure_of_the_grader_itself_exits_3(tmp_path):
     assert "OSError: disk full" in proc.stderr and "the grader itself failed while running 'grade'" in proc.stderr
 
 
+def test_limits_no_student_code_can_run_under_are_a_broken_environment(tmp_path):
+    # The self-test before grading runs under the run's own limits: with too little memory for
+    # any module, every student would get zero; the grader says so and grades nobody.
+    proc, report = grade_cli(make_submission(tmp_path / "s", "ch03"), "ch03", "--memory-mb", "64")
+    assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "the sandbox could not hand a tensor back" in proc.stderr and "--memory-mb" in proc.stderr and report is None
+
+
 def test_a_grade_the_grader_failed_on_is_not_posted(tmp_path):
     """A check that fails in the grader's own code costs points that are not the student's to lose:
     in Actions the job exits 3 with an ::error::, writes the summary and no Classroom payload."""

@@ -134,7 +134,7 @@ class Sandbox:
             if too_much and event.get("outcome") == "ok":
                 event = {"id": event["id"], "outcome": "error", "error": {
                     "type": "WireError", "message": "your code sent more data than the grader accepts"}}
-            result.outcomes[_text(event["id"])] = _outcome(event)
+            result.outcomes[_text(event["id"])] = decode_outcome(event)
 
     def close(self) -> None:
         """Stop the zygote and everything it started; remove the temporary files."""
@@ -172,7 +172,7 @@ def _text(value) -> str:
 OUTCOMES = {"ok", "error", "timeout", "crash", "module_error"}
 
 
-def _outcome(event: dict) -> ProbeOutcome:
+def decode_outcome(event: dict) -> ProbeOutcome:
     """One probe's outcome from its event; anything malformed costs only this probe."""
     error = event.get("error") if type(event.get("error")) is dict else {}
     error = {clean(k, 40): clean(v, MAX_MESSAGE) if type(v) is str else v

@@ -57,7 +57,7 @@ class LocalRunner:
 
     def run(self, plan: dict, timeout: float):
         """Run every module of ``plan``, ``workers`` interpreters at a time; return a ``PlanResult``."""
-        from grader.sandbox.client import PlanResult
+        from grader.sandbox.client import PlanResult, decode_outcome
 
         result = PlanResult()
         pending: queue.Queue = queue.Queue()
@@ -83,7 +83,7 @@ class LocalRunner:
             result.isolation[stem] = MODE
             result.output[stem] = output
             for event in events:
-                result.outcomes[event["id"]] = _outcome(event)
+                result.outcomes[event["id"]] = decode_outcome(event)
         return result
 
     def _take(self) -> "_Child | None":
@@ -242,12 +242,6 @@ class _Child:
                 stream.close()
             except OSError:
                 pass
-
-
-def _outcome(event: dict):
-    from grader.sandbox.client import _outcome as decoded
-
-    return decoded(event)
 
 
 def child_main() -> None:
