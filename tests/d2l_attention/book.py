@@ -9,6 +9,11 @@ import math
 
 import torch
 
+from grader.check import book_values
+
+# The book's own examples, shared with the public tests: their one place is public_tests/d2l_attention/book_values.py.
+_BOOK = book_values("d2l_attention")
+
 
 def generator(seed: int) -> torch.Generator:
     """A private random stream: drawing inputs never touches torch's global seed."""
@@ -27,9 +32,7 @@ def random_lens(seed: int, high: int, *shape: int) -> torch.Tensor:
 
 # -- masked softmax ---------------------------------------------------------------------------
 # sequence_mask(torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([1, 2]))
-SEQ_X = torch.tensor([[1, 2, 3], [4, 5, 6]])
-SEQ_LENS = torch.tensor([1, 2])
-SEQ_MASKED = torch.tensor([[1, 0, 0], [4, 5, 0]])
+SEQ_X, SEQ_LENS, SEQ_MASKED = _BOOK.SEQ_X, _BOOK.SEQ_LENS, _BOOK.SEQ_MASKED
 # sequence_mask(torch.ones(2, 3, 4), torch.tensor([1, 2]), value=-1)
 SEQ_ONES = torch.ones(2, 3, 4)
 SEQ_ONES_MASKED = torch.tensor([[[1.0] * 4, [-1.0] * 4, [-1.0] * 4],
@@ -40,13 +43,11 @@ SOFTMAX_LENS_1D = torch.tensor([2, 3])
 SOFTMAX_LENS_2D = torch.tensor([[1, 3], [2, 4]])
 
 # -- scoring functions --------------------------------------------------------------------------
-KEYS = torch.ones((2, 10, 2))
-VALUES = torch.arange(40, dtype=torch.float32).reshape(1, 10, 4).repeat(2, 1, 1)
-VALID_LENS = torch.tensor([2, 6])
+KEYS, VALUES, VALID_LENS = _BOOK.KEYS, _BOOK.VALUES, _BOOK.SCORING_VALID_LENS
 ADDITIVE_QUERIES = torch.normal(0, 1, (2, 1, 20), generator=generator(7))  # key_size 2, query_size 20
 DOT_QUERIES = torch.normal(0, 1, (2, 1, 2), generator=generator(8))
 # Both scorers, in eval mode, for any queries (all keys are equal: uniform weights).
-POOLED = torch.tensor([[[2.0, 3.0, 4.0, 5.0]], [[10.0, 11.0, 12.0, 13.0]]])
+POOLED = _BOOK.POOLED
 ADDITIVE_ARGS = (2, 20, 8, 0.1)  # key_size, query_size, num_hiddens, dropout
 
 # -- positional encoding ------------------------------------------------------------------------
@@ -72,17 +73,16 @@ def rotation(delta: int, j: int, num_hiddens: int) -> torch.Tensor:
 # -- multi-head attention ------------------------------------------------------------------------
 NUM_HIDDENS, NUM_HEADS = 100, 5
 BATCH_SIZE, NUM_QUERIES, NUM_KVPAIRS = 2, 4, 6
-MHA_VALID_LENS = torch.tensor([3, 2])
+MHA_VALID_LENS = _BOOK.MHA_VALID_LENS
 MHA_ARGS = (NUM_HIDDENS, NUM_HIDDENS, NUM_HIDDENS, NUM_HIDDENS, NUM_HEADS, 0.5)
-MHA_OUTPUT_SHAPE = (BATCH_SIZE, NUM_QUERIES, NUM_HIDDENS)
+MHA_OUTPUT_SHAPE = _BOOK.MHA_OUTPUT_SHAPE  # (BATCH_SIZE, NUM_QUERIES, NUM_HIDDENS)
 
 # -- Bahdanau attention in a sequence-to-sequence model -------------------------------------------
 # Seq2SeqEncoder(10, 8, 16, 2) and Seq2SeqAttentionDecoder(10, 8, 16, 2) in eval mode on
 # X = torch.zeros((4, 7), dtype=torch.long), with enc_valid_lens None.
 SEQ2SEQ_ARGS = (10, 8, 16, 2)  # vocab_size, embed_size, num_hiddens, num_layers
-SEQ2SEQ_X = torch.zeros((4, 7), dtype=torch.long)
-SEQ2SEQ_OUTPUT_SHAPE = (4, 7, 10)
-SEQ2SEQ_STATE_SHAPES = ((4, 7, 16), (2, 4, 16))  # state[0] (enc_outputs), state[1] (hidden_state)
+SEQ2SEQ_X, SEQ2SEQ_OUTPUT_SHAPE = _BOOK.SEQ2SEQ_X, _BOOK.SEQ2SEQ_OUTPUT_SHAPE
+SEQ2SEQ_STATE_SHAPES = _BOOK.SEQ2SEQ_STATE_SHAPES  # state[0] (enc_outputs), state[1] (hidden_state)
 
 
 def random_tokens(seed: int, vocab_size: int, *shape: int) -> torch.Tensor:
