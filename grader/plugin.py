@@ -22,13 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog
+from grader import catalog, probe_specs
 from grader.checks import Mismatch, StudentCodeFailed
 from grader.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
 from grader.rubric import Rubric
 from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, ProbeOutcome, Sandbox
+from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
 
 PLAN_RESULT = pytest.StashKey[PlanResult]()
@@ -55,6 +56,7 @@ class GradingPlugin:
         self.result = PlanResult()
         self.calls: dict[str, tuple[str, str, dict]] = {}  # test id -> (module stem, probe, its arguments)
         self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
+        self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
 
     # -- collection: gather every probe and run them all -------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -74,8 +76,14 @@ class GradingPlugin:
                 exercise = self.rubric.exercise(stem)
             except KeyError:  # build_report names the test as a grader error
                 continue
+            probes_file = suite / "probes" / f"{stem}.py"
+            wrong = probe_specs.problem(marker.args[0] if marker.args else None, marker.args[1:], marker.kwargs,
+                                        probes_file, BUILTIN_PROBES)
+            if wrong:  # the suite's mistake: never sent to the sandbox, a grader error for this test
+                self.suite_mistakes[item.nodeid] = wrong
+                continue
             spec = modules.setdefault(stem, {
-                "probes_file": str(suite / "probes" / f"{stem}.py"),
+                "probes_file": str(probes_file),
                 "uses": {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
                 "probes": [],
             })
@@ -105,12 +113,28 @@ class GradingPlugin:
         stem = exercise_of(request.node)
         if stem in self.missing:
             raise StudentCodeFailed(self.missing[stem], status="error")
+        if request.node.nodeid in self.suite_mistakes:
+            raise SuiteMistake(self.suite_mistakes[request.node.nodeid])
         outcome = self.result.outcomes.get(request.node.nodeid)
         if outcome is None:
             raise RuntimeError(f"no probe outcome for {request.node.nodeid}")
+        if outcome.outcome == "error" and outcome.error.get("grader_fault") and self.probe_fails_alone(request.node.nodeid):
+            raise SuiteMistake(probe_bug(stem, self.calls[request.node.nodeid][1], outcome.error))
         if outcome.outcome != "ok":
             raise student_failure(stem, outcome)
         return catalog.unwrap(outcome.value)
+
+    def probe_fails_alone(self, nodeid: str) -> bool:
+        """Whether a failure the sandbox puts down to the probe's own code (the worker is not
+        trusted to say so) is the probe's: it fails the same way on the reference solution, run
+        here. Without the solutions (a student's template) the sandbox's word is taken."""
+        stem, probe, kwargs = self.calls[nodeid]
+        source = catalog_source(self.settings.suite_for(self.rubric.assignment),
+                                self.settings.solutions_for(self.rubric.assignment))
+        if not isinstance(source, catalog.Reference):
+            return True
+        reference = source.result(stem, None, probe, kwargs)
+        return isinstance(reference, dict) and bool(reference.get("grader_fault"))
 
     # -- results into pytest-json-report -------------------------------------------------------
     def pytest_json_runtest_metadata(self, item, call):
@@ -131,7 +155,7 @@ class GradingPlugin:
             grading = {"status": "failed", "feedback": None,
                        "message": f"your result holds an empty tensor (shape {shape}), which this check cannot use"}
         else:
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            detail = str(exc) if isinstance(exc, SuiteMistake) else "".join(traceback.format_exception_only(type(exc), exc)).strip()
             grading = {
                 "status": "error",
                 "message": "the grader could not run this check (not your fault; please tell your instructor)",
@@ -164,7 +188,8 @@ class GradingPlugin:
             student, where = None, ""
             if outcome is not None and outcome.outcome == "ok":
                 student = outcome.value
-            elif outcome is not None and outcome.outcome in ("error", "crash", "timeout") and not outcome.error.get("not_attempted"):
+            elif (outcome is not None and outcome.outcome in ("error", "crash", "timeout")
+                  and not outcome.error.get("not_attempted") and not outcome.error.get("grader_fault")):
                 student = catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
                 where = outcome.error.get("where", "")
             feedback = failed.get(nodeid, {})
@@ -176,6 +201,17 @@ class GradingPlugin:
             if found is not None:
                 diagnoses[stem] = found
         return diagnoses
+
+
+class SuiteMistake(Exception):
+    """A probe marker or a probe itself is wrong: the grader's error, never the student's."""
+
+
+def probe_bug(stem: str, probe: str, error: dict) -> str:
+    """The grader error for a probe whose own code raised."""
+    where = f" at {error['where']}" if error.get("where") else ""
+    return (f"probe {probe!r} of probes/{stem}.py failed in its own code{where}: "
+            f"{error.get('type', 'error')}: {error.get('message', '')}")
 
 
 def calls(function: str, *args, seed: int | None = None):
@@ -237,6 +273,8 @@ def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
         return StudentCodeFailed(f"{message}", status="error")
     if error.get("probe_error"):
         return StudentCodeFailed(message, status="error")
+    if error.get("grader_fault"):  # the probe raised, but not on the reference: on what the student's code gave
+        return StudentCodeFailed(f"the check could not use what your code gave ({kind}: {message})", status="error")
     return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
 
 
