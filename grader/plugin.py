@@ -61,6 +61,7 @@ class GradingPlugin:
     # -- collection: gather every probe and run them all -------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "probe(name, **kwargs): run a probe on the student's module")
+        config.addinivalue_line("markers", "points(n): the points a test is worth (every test has them)")
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
@@ -68,6 +69,9 @@ class GradingPlugin:
         solutions = self.settings.solutions_for(self.rubric.assignment)
         modules: dict[str, dict] = {}
         for item in items:
+            if wrong := self.points_mistake(item):
+                self.suite_mistakes[item.nodeid] = wrong
+                continue
             marker = item.get_closest_marker("probe")
             stem = exercise_of(item)
             if marker is None or stem in self.missing:
@@ -106,6 +110,25 @@ class GradingPlugin:
         timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
         self.result = self.sandbox.run(plan, timeout=timeout)
 
+    def points_mistake(self, item) -> str:
+        """What is wrong with a test's points (none, or not where the rubric reads them); "" if nothing."""
+        marker = item.get_closest_marker("points")
+        where = f"{Path(str(item.path)).name}: {item.name}"
+        if marker is None:
+            return f"{where} has no points: give it @pytest.mark.points(N)"
+        try:
+            declared = self.rubric.exercise(exercise_of(item)).points.get(item.originalname)
+        except KeyError:
+            return f"{where}: {exercise_of(item)} is not an exercise of the rubric"
+        if declared is None or list(marker.args) != [declared]:
+            return f"{where}: write its points as @pytest.mark.points(N) right above the test function"
+        return ""
+
+    def pytest_runtest_setup(self, item) -> None:
+        """A test whose probe marker or points are wrong is the suite's mistake: a grader error."""
+        if item.nodeid in self.suite_mistakes:
+            raise SuiteMistake(self.suite_mistakes[item.nodeid])
+
     # -- what tests receive ---------------------------------------------------------------------
     @pytest.fixture
     def probed(self, request):
@@ -113,8 +136,6 @@ class GradingPlugin:
         stem = exercise_of(request.node)
         if stem in self.missing:
             raise StudentCodeFailed(self.missing[stem], status="error")
-        if request.node.nodeid in self.suite_mistakes:
-            raise SuiteMistake(self.suite_mistakes[request.node.nodeid])
         outcome = self.result.outcomes.get(request.node.nodeid)
         if outcome is None:
             raise RuntimeError(f"no probe outcome for {request.node.nodeid}")
