@@ -117,7 +117,7 @@ def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submis
         if stem not in by_exercise or function not in rubric.exercise(stem).points:
             grading = (test.get("metadata") or {}).get("grading") or {}
             report.grader_errors.append(grading.get("grader_error")
-                                        or f"{test['nodeid']} has no points: give it @pytest.mark.points(N)")
+                                        or f"{test['nodeid']} has no points in the rubric")
             continue
         seen[stem].add(function)
         points = rubric.exercise(stem).points[function]

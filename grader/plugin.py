@@ -82,7 +82,7 @@ class GradingPlugin:
                 continue
             probes_file = suite / "probes" / f"{stem}.py"
             wrong = probe_specs.problem(marker.args[0] if marker.args else None, marker.args[1:], marker.kwargs,
-                                        probes_file, BUILTIN_PROBES)
+                                        probes_file, BUILTIN_PROBES, shown=f"{suite.parent.name}/{suite.name}/probes/{stem}.py")
             if wrong:  # the suite's mistake: never sent to the sandbox, a grader error for this test
                 self.suite_mistakes[item.nodeid] = wrong
                 continue
@@ -113,15 +113,14 @@ class GradingPlugin:
     def points_mistake(self, item) -> str:
         """What is wrong with a test's points (none, or not where the rubric reads them); "" if nothing."""
         marker = item.get_closest_marker("points")
-        where = f"{Path(str(item.path)).name}: {item.name}"
         if marker is None:
-            return f"{where} has no points: give it @pytest.mark.points(N)"
+            return "this test has no points: give it @pytest.mark.points(N)"
         try:
             declared = self.rubric.exercise(exercise_of(item)).points.get(item.originalname)
         except KeyError:
-            return f"{where}: {exercise_of(item)} is not an exercise of the rubric"
+            return f"{exercise_of(item)} is not an exercise of the rubric"
         if declared is None or list(marker.args) != [declared]:
-            return f"{where}: write its points as @pytest.mark.points(N) right above the test function"
+            return "write this test's points as @pytest.mark.points(N) right above its function"
         return ""
 
     def pytest_runtest_setup(self, item) -> None:
@@ -230,7 +229,7 @@ class SuiteMistake(Exception):
 
 def probe_bug(stem: str, probe: str, error: dict) -> str:
     """The grader error for a probe whose own code raised."""
-    where = f" at {error['where']}" if error.get("where") else ""
+    where = f" (at {error['where']})" if error.get("where") else ""
     return (f"probe {probe!r} of probes/{stem}.py failed in its own code{where}: "
             f"{error.get('type', 'error')}: {error.get('message', '')}")
 

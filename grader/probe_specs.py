@@ -73,24 +73,26 @@ def probes_in(path: Path) -> dict[str, Signature] | str:
     return _read(str(path), stamp)
 
 
-def problem(name, args: tuple, kwargs: dict, path: Path, builtins: dict) -> str:
-    """What is wrong with ``probe(name, *args, **kwargs)`` against ``path`` ("" when nothing)."""
+def problem(name, args: tuple, kwargs: dict, path: Path, builtins: dict, shown: str = "") -> str:
+    """What is wrong with ``probe(name, *args, **kwargs)`` against the probe file ``path`` (named
+    ``shown`` in the message, default its path; ``builtins``: the built-in probes by name); "" when nothing."""
     if not isinstance(name, str):
         return f"the probe marker's first argument should be a probe's name, not {name!r}"
     if args:
         return f"probe {name!r} takes its arguments by keyword only, but the marker passes {len(args)} positional"
+    file = shown or str(path)
     if name in builtins:
         signature = of_function(builtins[name])
     else:
         found = probes_in(path)
         if isinstance(found, str):
-            return f"probe {name!r}: the probe file {path} {found}"
+            return f"probe {name!r}: the probe file {file} {found}"
         if name not in found:
             near = difflib.get_close_matches(name, [n for n in found if not n.startswith("_")], n=1)
-            return f"the probe file {path} has no function {name!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+            return f"the probe file {file} has no function {name!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
         signature = found[name]
     if not signature.takes_student:
-        return f"probe {name!r} in {path} must take the student's module as its first positional parameter"
+        return f"probe {name!r} in {file} must take the student's module as its first positional parameter"
     unknown = [k for k in kwargs if k not in signature.names] if not signature.any_keyword else []
     missing = [k for k in signature.required if k not in kwargs]
     parts = []
@@ -98,4 +100,4 @@ def problem(name, args: tuple, kwargs: dict, path: Path, builtins: dict) -> str:
         parts.append(f"takes no argument {', '.join(map(repr, unknown))}")
     if missing:
         parts.append(f"needs {', '.join(map(repr, missing))}, which the marker does not give")
-    return f"probe {name!r} in {path} {' and '.join(parts)}" if parts else ""
+    return f"probe {name!r} in {file} {' and '.join(parts)}" if parts else ""

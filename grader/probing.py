@@ -85,7 +85,8 @@ def describe_exception(exc: BaseException, student_dir: str) -> dict:
     if not students:
         last = frames[-1] if frames else None
         account["grader_fault"] = True
-        account["where"] = f"{os.path.basename(last.filename)}, line {last.lineno}, in {last.name}" if last else ""
+        shown = "/".join(Path(last.filename).parts[-2:]) if last else ""  # probes/<stem>.py
+        account["where"] = f"{shown}, line {last.lineno}, in {last.name}" if last else ""
     return account
 
 
