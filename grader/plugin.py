@@ -3,11 +3,14 @@
 Tests declare what they need from student code with a marker, and receive it, already
 validated, as plain values::
 
+    @pytest.mark.points(2)                       # what the test is worth (every test has points)
     @pytest.mark.probe("forward", seed=123)      # runs probes/<stem>.py:forward in the sandbox
     def test_forward_textbook(probed):           # the probe's return value, decoded
         close(probed["context"], TEXTBOOK, what="...")
 
-After collection the plugin sends every probe of the session to the sandbox in one plan, so
+At collection the plugin checks every probe marker against its probe file and every test's
+points (a mistake there is a grader error for that test, ``SuiteMistake``), then sends every
+probe of the session to the sandbox in one plan, so
 student code runs in a few forked workers (one per module) while the tests themselves, and
 every comparison, stay in this trusted process. For each test it adds a ``grading`` entry
 (status, message, feedback) to pytest-json-report's metadata; ``grader.grade`` builds the
