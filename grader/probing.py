@@ -197,6 +197,14 @@ def traced(module, *inputs, what: str = "the output of forward") -> dict:
     return with_steps(tensor(out, what), recorder)
 
 
+def on_each(module, inputs: list, **alongside) -> dict:
+    """``module(x)`` for every ``x`` of ``inputs`` (``"outs"``, with the steps of them all), and
+    ``alongside`` (what the probe noted before, e.g. the module's parameters)."""
+    with recorded(module) as recorder:
+        outs = [module(x) for x in inputs]
+    return with_steps({**alongside, "outs": outs}, recorder)
+
+
 def softmax_weights(steps, n: int, which: str = "softmax", dims: int | None = None):
     """The last recorded ``which`` step ("softmax", or "softmax input" for the scores softmax
     received) ending in ``(n, n)``, with ``dims`` dimensions if given; None if there is none (a

@@ -45,10 +45,7 @@ def forward(student, seed, d_in, d_out, xs, qkv_bias=None):
     """Build the module once, describe its layers, and apply it to each input in ``xs``
     (recording the steps of each forward pass)."""
     module = build(student, seed, d_in, d_out, qkv_bias)
-    params = parameters(module)
-    with probing.recorded(module) as recorder:
-        outs = [module(x) for x in xs]
-    return probing.with_steps({"params": params, "outs": outs}, recorder)
+    return probing.on_each(module, xs, params=parameters(module))
 
 
 def projections(student, seed, d_in, d_out, x):
