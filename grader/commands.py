@@ -128,8 +128,9 @@ def release_command(args) -> int:
 
 def stubs_command(args) -> int:
     """``stubs``: regenerate the student stubs of an assignment from its solutions (2 when there are none)."""
+    from grader.markers import MarkerError
     from grader.settings import PROJECT_ROOT
-    from grader.stubs import MarkerError, write_stubs
+    from grader.stubs import write_stubs
 
     solutions = PROJECT_ROOT / "solutions" / args.assignment
     if not any(solutions.glob("*.py")):

@@ -105,7 +105,8 @@ def run_suite(suite: Path, solutions: Path, plugin, *others) -> str:
 
 def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submission.Taken, output: dict[str, str],
                  diagnoses: dict | None = None) -> Report:
-    """The report for one submission, from pytest-json-report's JSON and the rubric."""
+    """The report for one submission, from pytest-json-report's JSON and the rubric (whose points
+    are the tests' ``@pytest.mark.points``)."""
     report = Report(assignment=rubric.assignment, score=0.0, max_score=0.0, flags=list(taken.flags))
     by_exercise: dict[str, list[TestResult]] = {e.name: [] for e in rubric.exercises}
     seen: dict[str, set[str]] = {e.name: set() for e in rubric.exercises}
@@ -114,7 +115,9 @@ def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submis
         stem = Path(path).stem.removeprefix("test_")
         function = name.split("[")[0]
         if stem not in by_exercise or function not in rubric.exercise(stem).points:
-            report.grader_errors.append(f"{test['nodeid']} has no points in the rubric")
+            grading = (test.get("metadata") or {}).get("grading") or {}
+            report.grader_errors.append(grading.get("grader_error")
+                                        or f"{test['nodeid']} has no points in the rubric")
             continue
         seen[stem].add(function)
         points = rubric.exercise(stem).points[function]

@@ -13,9 +13,8 @@ import json
 import os
 from pathlib import Path
 
-# Split so that this file does not itself contain the markers it looks for.
-SOLUTION_BEGIN, SOLUTION_END = "### BEGIN " + "SOLUTION", "### END " + "SOLUTION"
-MARKERS = ("BEGIN " + "SOLUTION", "END " + "SOLUTION", "BEGIN " + "HIDDEN TESTS", "END " + "HIDDEN TESTS")
+from grader import markers
+
 # Top-level folders of the instructor repository that never go into a template.
 INSTRUCTOR_FOLDERS = frozenset({"solutions", "tests", "samples", "course", "project_tests"})
 # A solution line shorter than this (comment and spacing dropped) is too common to count.
@@ -35,20 +34,6 @@ def code_part(line: str) -> str:
             line = line[:index]
             break
     return " ".join(line.split())
-
-
-def solution_regions(lines: list[str]) -> tuple[list[str], list[str]]:
-    """(lines inside solution regions, lines outside them) of one source."""
-    inside, outside, within = [], [], False
-    for line in lines:
-        stripped = line.strip()
-        if stripped == SOLUTION_BEGIN:
-            within = True
-        elif stripped == SOLUTION_END:
-            within = False
-        else:
-            (inside if within else outside).append(line)
-    return inside, outside
 
 
 def notebook_cells(text: str) -> list[tuple[str, list[str]]]:
@@ -79,7 +64,7 @@ def secret_lines(project_root: Path) -> dict[str, str]:
     public: set[str] = set()
     for path in sorted([*project_root.glob("solutions/*/*.py"), *project_root.glob("course/source/*/*.py")]):
         origin = path.relative_to(project_root).as_posix()
-        secret, seen = solution_regions(path.read_text().splitlines())
+        secret, seen = markers.solution_regions(path.read_text().splitlines(), origin)
         public.update(code_part(line) for line in seen)
         for line in secret:
             key = code_part(line)
@@ -124,7 +109,7 @@ def scan(out: Path, project_root: Path) -> list[str]:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
                 continue
-            problems += [f"{relative}: contains the marker {m!r}" for m in MARKERS if m in text]
+            problems += [f"{relative}: contains the marker {m!r}" for m in markers.ALL if m in text]
             parts = notebook_cells(text) if name.endswith(".ipynb") else [("", text.splitlines())]
             for where, lines in parts:
                 for number, line in enumerate(lines, start=1):

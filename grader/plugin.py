@@ -3,11 +3,14 @@
 Tests declare what they need from student code with a marker, and receive it, already
 validated, as plain values::
 
+    @pytest.mark.points(2)                       # what the test is worth (every test has points)
     @pytest.mark.probe("forward", seed=123)      # runs probes/<stem>.py:forward in the sandbox
     def test_forward_textbook(probed):           # the probe's return value, decoded
         close(probed["context"], TEXTBOOK, what="...")
 
-After collection the plugin sends every probe of the session to the sandbox in one plan, so
+At collection the plugin checks every probe marker against its probe file and every test's
+points (a mistake there is a grader error for that test, ``SuiteMistake``), then sends every
+probe of the session to the sandbox in one plan, so
 student code runs in a few forked workers (one per module) while the tests themselves, and
 every comparison, stay in this trusted process. For each test it adds a ``grading`` entry
 (status, message, feedback) to pytest-json-report's metadata; ``grader.grade`` builds the
@@ -22,13 +25,14 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog
+from grader import catalog, probe_specs
 from grader.checks import Mismatch, StudentCodeFailed
 from grader.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
 from grader.rubric import Rubric
 from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, ProbeOutcome, Sandbox
+from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
 
 PLAN_RESULT = pytest.StashKey[PlanResult]()
@@ -55,10 +59,12 @@ class GradingPlugin:
         self.result = PlanResult()
         self.calls: dict[str, tuple[str, str, dict]] = {}  # test id -> (module stem, probe, its arguments)
         self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
+        self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
 
     # -- collection: gather every probe and run them all -------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "probe(name, **kwargs): run a probe on the student's module")
+        config.addinivalue_line("markers", "points(n): the points a test is worth (every test has them)")
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
@@ -66,6 +72,9 @@ class GradingPlugin:
         solutions = self.settings.solutions_for(self.rubric.assignment)
         modules: dict[str, dict] = {}
         for item in items:
+            if wrong := self.points_mistake(item):
+                self.suite_mistakes[item.nodeid] = wrong
+                continue
             marker = item.get_closest_marker("probe")
             stem = exercise_of(item)
             if marker is None or stem in self.missing:
@@ -74,8 +83,14 @@ class GradingPlugin:
                 exercise = self.rubric.exercise(stem)
             except KeyError:  # build_report names the test as a grader error
                 continue
+            probes_file = suite / "probes" / f"{stem}.py"
+            wrong = probe_specs.problem(marker.args[0] if marker.args else None, marker.args[1:], marker.kwargs,
+                                        probes_file, BUILTIN_PROBES, shown=f"{suite.parent.name}/{suite.name}/probes/{stem}.py")
+            if wrong:  # the suite's mistake: never sent to the sandbox, a grader error for this test
+                self.suite_mistakes[item.nodeid] = wrong
+                continue
             spec = modules.setdefault(stem, {
-                "probes_file": str(suite / "probes" / f"{stem}.py"),
+                "probes_file": str(probes_file),
                 "uses": {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
                 "probes": [],
             })
@@ -88,6 +103,24 @@ class GradingPlugin:
         timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
         self.result = self.sandbox.run(plan, timeout=timeout)
 
+    def points_mistake(self, item) -> str:
+        """What is wrong with a test's points (none, or not where the rubric reads them); "" if nothing."""
+        marker = item.get_closest_marker("points")
+        if marker is None:
+            return "this test has no points: give it @pytest.mark.points(N)"
+        try:
+            declared = self.rubric.exercise(exercise_of(item)).points.get(item.originalname)
+        except KeyError:
+            return f"{exercise_of(item)} is not an exercise of the rubric"
+        if declared is None or list(marker.args) != [declared]:
+            return "write this test's points as @pytest.mark.points(N) right above its function"
+        return ""
+
+    def pytest_runtest_setup(self, item) -> None:
+        """A test whose probe marker or points are wrong is the suite's mistake: a grader error."""
+        if item.nodeid in self.suite_mistakes:
+            raise SuiteMistake(self.suite_mistakes[item.nodeid])
+
     # -- what tests receive ---------------------------------------------------------------------
     @pytest.fixture
     def probed(self, request):
@@ -98,9 +131,23 @@ class GradingPlugin:
         outcome = self.result.outcomes.get(request.node.nodeid)
         if outcome is None:
             raise RuntimeError(f"no probe outcome for {request.node.nodeid}")
+        if outcome.outcome == "error" and outcome.error.get("grader_fault") and self.probe_fails_alone(request.node.nodeid):
+            raise SuiteMistake(probe_bug(stem, self.calls[request.node.nodeid][1], outcome.error))
         if outcome.outcome != "ok":
             raise student_failure(stem, outcome)
         return catalog.unwrap(outcome.value)
+
+    def probe_fails_alone(self, nodeid: str) -> bool:
+        """Whether a failure the sandbox puts down to the probe's own code (the worker is not
+        trusted to say so) is the probe's: it fails the same way on the reference solution, run
+        here. Without the solutions (a student's template) the sandbox's word is taken."""
+        stem, probe, kwargs = self.calls[nodeid]
+        source = catalog_source(self.settings.suite_for(self.rubric.assignment),
+                                self.settings.solutions_for(self.rubric.assignment))
+        if not isinstance(source, catalog.Reference):
+            return True
+        reference = source.result(stem, None, probe, kwargs)
+        return isinstance(reference, dict) and bool(reference.get("grader_fault"))
 
     # -- results into pytest-json-report -------------------------------------------------------
     def pytest_json_runtest_metadata(self, item, call):
@@ -121,7 +168,7 @@ class GradingPlugin:
             grading = {"status": "failed", "feedback": None,
                        "message": f"your result holds an empty tensor (shape {shape}), which this check cannot use"}
         else:
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            detail = str(exc) if isinstance(exc, SuiteMistake) else "".join(traceback.format_exception_only(type(exc), exc)).strip()
             grading = {
                 "status": "error",
                 "message": "the grader could not run this check (not your fault; please tell your instructor)",
@@ -154,7 +201,8 @@ class GradingPlugin:
             student, where = None, ""
             if outcome is not None and outcome.outcome == "ok":
                 student = outcome.value
-            elif outcome is not None and outcome.outcome in ("error", "crash", "timeout") and not outcome.error.get("not_attempted"):
+            elif (outcome is not None and outcome.outcome in ("error", "crash", "timeout")
+                  and not outcome.error.get("not_attempted") and not outcome.error.get("grader_fault")):
                 student = catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
                 where = outcome.error.get("where", "")
             feedback = failed.get(nodeid, {})
@@ -166,6 +214,17 @@ class GradingPlugin:
             if found is not None:
                 diagnoses[stem] = found
         return diagnoses
+
+
+class SuiteMistake(Exception):
+    """A probe marker or a probe itself is wrong: the grader's error, never the student's."""
+
+
+def probe_bug(stem: str, probe: str, error: dict) -> str:
+    """The grader error for a probe whose own code raised."""
+    where = f" (at {error['where']})" if error.get("where") else ""
+    return (f"probe {probe!r} of probes/{stem}.py failed in its own code{where}: "
+            f"{error.get('type', 'error')}: {error.get('message', '')}")
 
 
 def calls(function: str, *args, seed: int | None = None):
@@ -227,6 +286,8 @@ def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
         return StudentCodeFailed(f"{message}", status="error")
     if error.get("probe_error"):
         return StudentCodeFailed(message, status="error")
+    if error.get("grader_fault"):  # the probe raised, but not on the reference: on what the student's code gave
+        return StudentCodeFailed(f"the check could not use what your code gave ({kind}: {message})", status="error")
     return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
 
 

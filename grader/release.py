@@ -33,7 +33,7 @@ from grader.settings import PROJECT_ROOT
 from grader.stubs import write_stubs
 
 # Grader modules that only the instructor's repository needs (stub making holds the markers).
-INSTRUCTOR_ONLY = frozenset({"release.py", "leaks.py", "notebooks.py", "stubs.py", "demo.py", "batch.py", "pool.py"})
+INSTRUCTOR_ONLY = frozenset({"release.py", "leaks.py", "markers.py", "notebooks.py", "stubs.py", "demo.py", "batch.py", "pool.py"})
 # What a student installs besides grader/requirements.txt (the grading list, which the template
 # ships inside grader/ and the Classroom job installs from the grader's own checkout); pins read
 # from the instructor's requirements.txt. template/requirements.txt adds Jupyter.

@@ -1,20 +1,27 @@
-"""The rubric: which exercises an assignment has, and the points of each hidden test.
+"""The rubric: which exercises an assignment has, in which order, and the points of each test.
 
-A suite folder holds ``rubric.toml``::
+A suite folder holds ``rubric.toml`` (titles, teaching order, dependencies)::
 
     title = "Coding attention mechanisms"
 
     [exercises.mha]
     title = "Multi-head attention (3.6)"
     uses = ["causal"]          # graded against the reference causal.py
-    [exercises.mha.points]
-    test_wrapper_textbook = 2  # points for every test item of that function
 
-The exercise names are the module stems, the same in solutions/, exercises/ and tests/.
+and the tests, each with its points next to it (for every test item of that function)::
+
+    @pytest.mark.points(2)
+    @pytest.mark.probe("forward", ...)
+    def test_wrapper_textbook(probed): ...
+
+The points are read from ``test_<exercise>.py`` with :mod:`ast` (nothing is imported), so the
+rubric is known without running pytest; the grading plugin checks at collection that every test
+carries them. The exercise names are the module stems, the same in solutions/, exercises/ and tests/.
 """
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,12 +73,11 @@ def load(suite_dir: Path, assignment: str) -> Rubric:
         raise RubricError(f"{path}: {exc}") from None
     exercises = []
     for name, spec in data.get("exercises", {}).items():
-        points = spec.get("points", {})
-        if not points or not all(isinstance(p, (int, float)) and p > 0 for p in points.values()):
-            raise RubricError(f"{path}: exercise {name} needs positive points for its tests")
-        exercises.append(
-            Exercise(name, spec.get("title", name), {k: float(v) for k, v in points.items()}, tuple(spec.get("uses", ())))
-        )
+        if "points" in spec:
+            raise RubricError(f"{path}: exercise {name}: points belong next to each test, "
+                              f"as @pytest.mark.points(N) in test_{name}.py, not in the rubric")
+        exercises.append(Exercise(name, spec.get("title", name), points_of(suite_dir / f"test_{name}.py"),
+                                  tuple(spec.get("uses", ()))))
     if not exercises:
         raise RubricError(f"{path}: no exercises")
     declared = {e.name: e.uses for e in exercises}
@@ -100,3 +106,29 @@ def dependencies(name: str, declared: dict[str, tuple[str, ...]], path: Path) ->
     for needed in declared[name]:
         visit(needed, (name,))
     return tuple(order)
+
+
+def points_of(test_file: Path) -> dict[str, float]:
+    """``{test function: points}`` from the ``@pytest.mark.points(N)`` decorators of a test file."""
+    try:
+        tree = ast.parse(test_file.read_text(), filename=str(test_file))
+    except FileNotFoundError:
+        raise RubricError(f"no tests at {test_file}") from None
+    except SyntaxError as exc:
+        raise RubricError(f"{test_file}: {exc}") from None
+    points = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
+            continue
+        for decorator in node.decorator_list:
+            if ast.unparse(getattr(decorator, "func", decorator)) != "pytest.mark.points":
+                continue
+            value = decorator.args[0] if isinstance(decorator, ast.Call) and len(decorator.args) == 1 else None
+            number = value.value if isinstance(value, ast.Constant) else None
+            if type(number) not in (int, float) or not number > 0 or decorator.keywords:
+                raise RubricError(f"{test_file}:{decorator.lineno}: {node.name}: points should be one positive "
+                                  f"number, as in @pytest.mark.points(1)")
+            points[node.name] = float(number)
+    if not points:
+        raise RubricError(f"{test_file}: no test carries @pytest.mark.points(N)")
+    return points

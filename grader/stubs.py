@@ -10,46 +10,31 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+from grader import markers
+
 DEFINITION = re.compile(r"^(\s*)(?:def|class)\s+(\w+)")
-
-
-class MarkerError(ValueError):
-    """Solution markers are unbalanced or misplaced."""
 
 
 def make_stub(source: str, filename: str = "<solution>") -> str:
     """The stub for one solution module's source."""
     out: list[str] = []
     scope: list[tuple[int, str]] = []  # (indent, name) of enclosing defs and classes
-    inside = False
-    for number, line in enumerate(source.splitlines(keepends=True), start=1):
-        stripped = line.strip()
+    for kind, _, line in markers.lines(source.splitlines(keepends=True), filename):
         indent = len(line) - len(line.lstrip())
-        if not inside:
+        if kind == markers.CODE:
             match = DEFINITION.match(line)
             if match:
                 while scope and scope[-1][0] >= len(match.group(1)):
                     scope.pop()
                 scope.append((len(match.group(1)), match.group(2)))
-        if stripped == BEGIN:
-            if inside:
-                raise MarkerError(f"{filename}:{number}: {BEGIN} inside another solution region")
-            inside = True
+            out.append(line)
+        elif kind == markers.REGION:
             while scope and scope[-1][0] >= indent:
                 scope.pop()
             name = ".".join(n for _, n in scope) or "this part"
             pad = line[:indent]
             out.append(f"{pad}# TODO: write this part (see the docstring).\n")
             out.append(f'{pad}raise NotImplementedError("{name} is not written yet")\n')
-        elif stripped == END:
-            if not inside:
-                raise MarkerError(f"{filename}:{number}: {END} without {BEGIN}")
-            inside = False
-        elif not inside:
-            out.append(line)
-    if inside:
-        raise MarkerError(f"{filename}: {BEGIN} is never closed")
     return "".join(out)
 
 

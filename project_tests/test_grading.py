@@ -90,9 +90,7 @@ def test_a_grade_the_grader_failed_on_is_not_posted(tmp_path):
     suite = tmp_path / "suite"
     shutil.copytree(ROOT / "tests" / "ch03", suite, ignore=shutil.ignore_patterns("__pycache__"))
     with (suite / "test_causal.py").open("a") as tests:
-        tests.write("\n\ndef test_a_bug_of_the_graders():\n    raise RuntimeError('a bug in the suite')\n")
-    rubric = (suite / "rubric.toml").read_text()
-    (suite / "rubric.toml").write_text(rubric.replace("[exercises.causal.points]\n", "[exercises.causal.points]\ntest_a_bug_of_the_graders = 1\n"))
+        tests.write("\n\n@pytest.mark.points(1)\ndef test_a_bug_of_the_graders():\n    raise RuntimeError('a bug in the suite')\n")
     output, summary = tmp_path / "output", tmp_path / "summary"
     proc, report = grade_cli(make_submission(tmp_path / "s", "ch03"), "ch03", "--suite", str(suite), env={
         "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)})

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import cli, environment, leaks, release
+from grader import cli, environment, leaks, markers, release
 from grader import manifest as manifests
 from grader.notebooks import sources as notebook_sources
 from grader.stubs import make_stub
@@ -69,9 +69,9 @@ def solution_region_lines(assignment: str) -> list[str]:
     for text in solution_sources(assignment).values():
         inside = False
         for line in text.splitlines():
-            if line.strip() == leaks.SOLUTION_BEGIN:
+            if line.strip() == markers.BEGIN:
                 inside = True
-            elif line.strip() == leaks.SOLUTION_END:
+            elif line.strip() == markers.END:
                 inside = False
             elif inside and len(line.strip()) >= 20:
                 lines.append(line.strip())
@@ -91,7 +91,7 @@ def test_release_holds_no_solution_marker_or_hidden_test(assignment, tmp_path_fa
         assert marker not in everything
     # Independent of the scan: no longer solution line is a line of any file (lines the stubs
     # keep outside the regions aside; docstrings may name an attribute, so not substrings).
-    kept = {line.strip() for text in solution_sources(assignment).values() for line in leaks.solution_regions(text.splitlines())[1]}
+    kept = {line.strip() for text in solution_sources(assignment).values() for line in markers.solution_regions(text.splitlines())[1]}
     shipped = {line.strip() for text in files.values() for line in text.splitlines()}
     leaked = [line for line in solution_region_lines(assignment) if line not in kept and line in shipped]
     assert leaked == []

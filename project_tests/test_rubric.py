@@ -1,24 +1,24 @@
-"""The rubric loader: points, and the reference modules an exercise builds on."""
+"""The rubric loader: the order, the reference modules an exercise builds on, and the points
+written next to each test."""
 
 import pytest
 
 from grader.rubric import RubricError, load
 
+TESTS = "import pytest\n\n\n@pytest.mark.points({points})\ndef test_a():\n    pass\n\n\ndef helper():\n    pass\n"
 
-def write(tmp_path, text):
+
+def write(tmp_path, text, points=1):
+    """A suite with ``text`` as its rubric and one test worth ``points`` per exercise it names."""
     (tmp_path / "rubric.toml").write_text(text)
+    for line in text.splitlines():
+        if line.startswith("[exercises.") and line.count(".") == 1:
+            (tmp_path / f"test_{line[len('[exercises.'):-1]}.py").write_text(TESTS.format(points=points))
     return tmp_path
 
 
-POINTS = "[exercises.{0}.points]\ntest_a = 1\n"
-
-
 def test_uses_are_resolved_transitively_in_dependency_order(tmp_path):
-    text = (
-        POINTS.format("base")
-        + '[exercises.middle]\nuses = ["base"]\n' + POINTS.format("middle")
-        + '[exercises.top]\nuses = ["middle"]\n' + POINTS.format("top")
-    )
+    text = '[exercises.base]\n[exercises.middle]\nuses = ["base"]\n[exercises.top]\nuses = ["middle"]\n'
     rubric = load(write(tmp_path, text), "a")
     assert rubric.exercise("top").uses == ("base", "middle")
     assert rubric.exercise("middle").uses == ("base",)
@@ -27,13 +27,28 @@ def test_uses_are_resolved_transitively_in_dependency_order(tmp_path):
 
 
 def test_circular_or_unknown_uses_are_rejected(tmp_path):
-    circular = '[exercises.a]\nuses = ["b"]\n' + POINTS.format("a") + '[exercises.b]\nuses = ["a"]\n' + POINTS.format("b")
     with pytest.raises(RubricError, match="circular"):
-        load(write(tmp_path, circular), "x")
+        load(write(tmp_path, '[exercises.a]\nuses = ["b"]\n[exercises.b]\nuses = ["a"]\n'), "x")
     with pytest.raises(RubricError, match="not an exercise"):
-        load(write(tmp_path, '[exercises.a]\nuses = ["zzz"]\n' + POINTS.format("a")), "x")
+        load(write(tmp_path, '[exercises.a]\nuses = ["zzz"]\n'), "x")
 
 
-def test_points_must_be_positive(tmp_path):
-    with pytest.raises(RubricError, match="positive points"):
-        load(write(tmp_path, "[exercises.a.points]\ntest_a = 0\n"), "x")
+def test_points_are_read_from_the_tests_markers(tmp_path):
+    rubric = load(write(tmp_path, "[exercises.a]\n[exercises.b]\n", points=2.5), "x")
+    assert rubric.exercise("a").points == {"test_a": 2.5}  # helper() is no test
+    assert rubric.max_score == 5.0
+
+
+@pytest.mark.parametrize("points", ["0", "-1", "'2'", "1, 2", "points=1", ""])
+def test_points_must_be_one_positive_number(tmp_path, points):
+    with pytest.raises(RubricError, match="points should be one positive number"):
+        load(write(tmp_path, "[exercises.a]\n", points=points), "x")
+
+
+def test_a_suite_without_points_or_with_points_in_the_rubric_is_refused(tmp_path):
+    suite = write(tmp_path, "[exercises.a]\n")
+    (suite / "test_a.py").write_text("def test_a():\n    pass\n")
+    with pytest.raises(RubricError, match="no test carries @pytest.mark.points"):
+        load(suite, "x")
+    with pytest.raises(RubricError, match="points belong next to each test"):
+        load(write(tmp_path, "[exercises.a]\n[exercises.a.points]\ntest_a = 1\n"), "x")

@@ -11,26 +11,10 @@ import importlib
 import importlib.util
 import os
 import sys
-import traceback
 
+from grader import probing
+from grader.probing import ProbeError, describe_exception
 from grader.sandbox import wire
-
-
-class ProbeError(Exception):
-    """Raised by a probe when student code returned something that cannot be graded."""
-
-
-def exact_tensor(value, what: str):
-    """``value`` if it is exactly a ``torch.Tensor`` (not a subclass), else a ProbeError."""
-    import torch
-
-    if type(value) is torch.Tensor:
-        return value.detach().clone()
-    if isinstance(value, torch.Tensor):
-        raise ProbeError(
-            f"{what} is a {type(value).__name__}, a subclass of torch.Tensor; return a plain torch.Tensor"
-        )
-    raise ProbeError(f"{what} should be a torch.Tensor, but it is a {type(value).__name__}")
 
 
 def to_plain(value, what: str = "the result", depth: int = 0):
@@ -40,7 +24,7 @@ def to_plain(value, what: str = "the result", depth: int = 0):
     if depth > 8:
         raise ProbeError(f"{what} is nested too deeply")
     if isinstance(value, torch.Tensor):
-        return wire.encode_tensor(exact_tensor(value, what))
+        return wire.encode_tensor(probing.tensor(value, what))
     if value is None or type(value) in (bool, int, float, str):
         return value
     if type(value) in (list, tuple):
@@ -50,45 +34,7 @@ def to_plain(value, what: str = "the result", depth: int = 0):
     raise ProbeError(f"{what} is a {type(value).__name__}, which cannot be graded")
 
 
-def describe_exception(exc: BaseException, module_file: str) -> dict:
-    """A short, student-readable account of an exception raised by student code."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = ""
-    for frame in reversed(frames):
-        if frame.filename.startswith(os.path.dirname(module_file)):
-            where = f"{os.path.basename(frame.filename)}, line {frame.lineno}, in {frame.name}"
-            break
-    if isinstance(exc, SyntaxError) and exc.filename:
-        where = f"{os.path.basename(exc.filename)}, line {exc.lineno}"
-    if isinstance(exc, SystemExit):
-        message = f"your code called sys.exit({exc.code!r})"
-    else:
-        message = str(exc)[:500]
-    return {
-        "type": type(exc).__name__,
-        "message": message,
-        "where": where,
-        "not_attempted": isinstance(exc, NotImplementedError),
-        "probe_error": isinstance(exc, ProbeError),
-    }
-
-
-def call(student, function: str, args: list, seed: int | None = None):
-    """The built-in probe: call ``student.<function>(*args)``, after seeding torch if asked,
-    recording its steps (``grader.sandbox.trace``)."""
-    import torch
-
-    from grader.sandbox.trace import traced
-
-    if seed is not None:
-        torch.manual_seed(seed)
-    target = getattr(student, function, None)
-    if target is None:
-        raise ProbeError(f"your module has no function or class named {function!r}")
-    return traced(target, *args)
-
-
-BUILTIN_PROBES = {"call": call}
+BUILTIN_PROBES = {"call": probing.call_function}
 
 
 def load_reference(stem: str, path: str) -> None:
@@ -116,13 +62,14 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict])
         channel.write(wire.dumps(event) + "\n")
         channel.flush()
 
-    module_file = os.path.join(sandbox_dir, f"{stem}.py")
     os.chdir(sandbox_dir)
     sys.path.insert(0, sandbox_dir)
     try:
         student = importlib.import_module(stem)
     except BaseException as exc:  # noqa: BLE001 - anything student code raises is reported
-        send({"event": "import_error", "error": describe_exception(exc, module_file)})
+        error = describe_exception(exc, sandbox_dir)
+        error.pop("grader_fault", None)  # importing runs only the student's module
+        send({"event": "import_error", "error": error})
         return
     send({"event": "ready"})
     for probe in probes:
@@ -132,5 +79,6 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict])
             value = to_plain(function(student, **kwargs))
             event = {"event": "result", "value": value}
         except BaseException as exc:  # noqa: BLE001
-            event = {"event": "result", "error": describe_exception(exc, module_file)}
+            # Whose fault: the student's (their code raised) or the probe's own bug (grader_fault).
+            event = {"event": "result", "error": describe_exception(exc, sandbox_dir)}
         send(event)

@@ -7,6 +7,7 @@ from grader.checks import close, require
 NAMES = ("W_query", "W_key", "W_value")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=123, d_in=3, d_out=2)
 def test_copies_transposed_weights(probed):
     for name in NAMES:

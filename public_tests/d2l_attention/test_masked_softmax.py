@@ -1,5 +1,6 @@
 """Public tests for the masked softmax: the book's examples."""
 
+import pytest
 import torch
 
 from book_values import SCORES, VALID_LENS
@@ -7,11 +8,13 @@ from grader.checks import close, require
 from grader.plugin import calls
 
 
+@pytest.mark.points(1)
 @calls("sequence_mask", torch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([1, 2]))
 def test_sequence_mask_book_example(probed):
     close(probed, torch.tensor([[1, 0, 0], [4, 5, 0]]), what="sequence_mask(X, torch.tensor([1, 2]))")
 
 
+@pytest.mark.points(1)
 @calls("masked_softmax", SCORES, VALID_LENS)
 def test_masked_softmax_book_example(probed):
     what = "masked_softmax(X of shape (2, 2, 4), torch.tensor([2, 3]))"

@@ -10,6 +10,7 @@ from book_values import MHA_KEYS, MHA_QUERIES, MHA_VALID_LENS
 from grader.checks import close, require
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("round_trip", x=MHA_QUERIES, num_heads=5)
 def test_transpose_round_trip(probed):
     split = probed["split"]
@@ -18,6 +19,7 @@ def test_transpose_round_trip(probed):
     close(probed["back"], MHA_QUERIES, what="transpose_output(transpose_qkv(X, 5), 5) (should give X back)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("output", queries=MHA_QUERIES, keys=MHA_KEYS, valid_lens=MHA_VALID_LENS)
 def test_multi_head_attention_book_shape(probed):
     require(getattr(probed, "shape", None) == (2, 4, 100), "the output should have shape (2, 4, 100)",

@@ -8,6 +8,7 @@ import torch
 from grader.checks import close, require
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("table", num_hiddens=32, max_len=60)
 def test_table_shape_and_first_entries(probed):
     require(getattr(probed, "shape", None) == (1, 60, 32), "P should have shape (1, max_len, num_hiddens) = (1, 60, 32)",

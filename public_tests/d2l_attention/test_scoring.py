@@ -7,6 +7,7 @@ from book_values import ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, SCORING_VAL
 from grader.checks import close
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("pool", cls="AdditiveAttention", init={"key_size": 2, "query_size": 20, "num_hiddens": 8, "dropout": 0.1},
                    queries=ADDITIVE_QUERIES, keys=KEYS, values=VALUES, valid_lens=SCORING_VALID_LENS)
 def test_additive_attention_book_example(probed):
@@ -14,6 +15,7 @@ def test_additive_attention_book_example(probed):
     close(probed["weights"][0, 0, 2:], torch.zeros(8), what="attention_weights beyond valid length 2")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("pool", cls="DotProductAttention", init={"dropout": 0.5},
                    queries=DOT_QUERIES, keys=KEYS, values=VALUES, valid_lens=SCORING_VALID_LENS)
 def test_dot_product_attention_book_example(probed):

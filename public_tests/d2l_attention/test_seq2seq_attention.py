@@ -13,6 +13,7 @@ from grader.checks import require
 LENS = torch.tensor([7, 3, 5, 1])
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("book_example", X=SEQ2SEQ_X, enc_valid_lens=None)
 def test_book_shapes(probed):
     got = (probed["output_shape"], probed["state_length"], probed["state_shapes"])
@@ -23,6 +24,7 @@ def test_book_shapes(probed):
             actual=f"output {tuple(got[0])}; state of {got[1]} items, shapes {got[2]}")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("book_example", X=SEQ2SEQ_X, enc_valid_lens=LENS)
 def test_attention_weights_per_step(probed):
     weights = probed["weights"]
@@ -38,6 +40,7 @@ def test_attention_weights_per_step(probed):
                 what=what, hint="Pass enc_valid_lens on to self.attention.")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("scores", cases=[["a b c d", "a b c d", 2], ["a b", "c d", 2]])
 def test_bleu_exact_match_and_no_overlap(probed):
     require([round(s, 6) if type(s) in (int, float) else s for s in probed] == [1.0, 0.0], "bleu should give 1 for an exact match, 0 without overlap",

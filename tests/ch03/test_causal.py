@@ -75,6 +75,7 @@ def tensor_in(probed, key: str, what: str):
 
 
 # -- 3.5.1: the mask, the two ways to apply it --------------------------------------------------
+@pytest.mark.points(1)
 @pytest.mark.probe("masks", sizes=[6, 1, 4, 9])
 def test_simple_causal_mask(probed):
     for n, actual in zip([6, 1, 4, 9], probed):
@@ -82,11 +83,13 @@ def test_simple_causal_mask(probed):
               grid=True)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("renormalize", weights=V2_WEIGHTS)
 def test_mask_and_renormalize_textbook(probed):
     check_weights(probed["result"], CAUSAL_WEIGHTS, what="mask_and_renormalize(softmax weights of the seed-789 v2)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("renormalize", weights=W4)
 def test_mask_and_renormalize_batched(probed):
     check_weights(probed["result"], ref.mask_and_renormalize(W4),
@@ -97,11 +100,13 @@ def test_mask_and_renormalize_batched(probed):
             hint="Multiply into a new tensor (attn_weights * mask), not in place (mul_, *=, masked_fill_).")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("causal_weights", scores=SCORES, d_k=2)
 def test_causal_attention_weights_textbook(probed):
     check_weights(probed["result"], CAUSAL_WEIGHTS, what="causal_attention_weights(seed-789 v2 scores, d_k=2)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("causal_weights", scores=S3, d_k=5)
 def test_causal_attention_weights_other_sizes(probed):
     check_weights(probed["result"], ref.causal_attention_weights(S3, 5),
@@ -112,6 +117,7 @@ def test_causal_attention_weights_other_sizes(probed):
             hint="Use the out-of-place attn_scores.masked_fill(...), not masked_fill_ (which changes the caller's tensor).")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("masked_scores", scores=SCORES)
 def test_masked_scores_textbook(probed):
     what = "row 2 of the masked scores that causal_attention_weights(scores, d_k=1) gives softmax"
@@ -129,17 +135,20 @@ def test_masked_scores_textbook(probed):
 
 
 # -- 3.5.3: the CausalAttention class ----------------------------------------------------------
+@pytest.mark.points(2)
 @pytest.mark.probe("forward", seed=123, args=[3, 2, 6, 0.0], x=BATCH)
 def test_causal_attention_textbook(probed):
     close(probed, torch.stack((CAUSAL_SEED_123, CAUSAL_SEED_123)), what="CausalAttention(3, 2, 6, 0.0)(batch), seed 123")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=7, args=[5, 4, 8, 0.0], kwargs={"qkv_bias": True}, x=X_OTHER)
 def test_causal_attention_other_seeds_sizes(probed):
     close(probed, reference(7, 5, 4, 8, 0.0, qkv_bias=True)(X_OTHER).detach(),
           what="CausalAttention(5, 4, 8, 0.0, qkv_bias=True), seed 7, on a (3, 8, 5) batch")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("shorter", seed=5, args=[4, 3, 10, 0.0], x=X_SHORT)
 def test_causal_attention_shorter_sequence(probed):
     what = "CausalAttention(4, 3, 10, 0.0), seed 5, on 6 tokens (fewer than context_length 10)"
@@ -148,6 +157,7 @@ def test_causal_attention_shorter_sequence(probed):
     close(probed.get("out"), reference(5, 4, 3, 10, 0.0)(X_SHORT).detach(), what=what)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("future", seed=11, args=[4, 3, 7, 0.0], x=X_FUTURE, changed=X_FUTURE_CHANGED)
 def test_causal_attention_no_future(probed):
     weights = probed.get("weights")
@@ -166,6 +176,7 @@ def test_causal_attention_no_future(probed):
           atol=1e-5)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=13, args=[4, 3, 6, 0.5], x=X_DROP, train=False)
 def test_causal_attention_eval_turns_dropout_off(probed):
     def always_dropout():
@@ -178,6 +189,7 @@ def test_causal_attention_eval_turns_dropout_off(probed):
           what="CausalAttention(4, 3, 6, dropout=0.5) in eval mode equals the same module with dropout 0")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("dropout", seed=17, n=5, p=0.5)
 def test_causal_attention_dropout_on_weights(probed):
     check_dropout(probed, n=5, p=0.5, blocks=[(0, 1)],
@@ -185,6 +197,7 @@ def test_causal_attention_dropout_on_weights(probed):
                        "(each half of an output row shows the attention weights after dropout)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("structure", args=[3, 2, 5, 0.0])
 def test_causal_attention_mask_buffer(probed):
     what = "CausalAttention(3, 2, 5, 0.0) keeps its mask with register_buffer('mask', ...)"
@@ -208,6 +221,7 @@ def test_causal_attention_mask_buffer(probed):
             actual=str(mask.tolist() if isinstance(mask, torch.Tensor) and mask.numel() <= 36 else mask))
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=19, args=[4, 3, 5, 0.0], kwargs={"qkv_bias": True}, x=X_GRAD)
 def test_causal_attention_gradients(probed):
     what = "gradients of CausalAttention(4, 3, 5, 0.0, qkv_bias=True) reach every parameter"

@@ -107,18 +107,21 @@ def expected_out(module, x):
 
 
 # -- 3.6.1: a wrapper around CausalAttention heads -----------------------------------------------
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=123, name=WRAPPER, args=[3, 2, 6, 0.0], kwargs={"num_heads": 2}, x=BATCH)
 def test_wrapper_textbook(probed):
     close(probed, torch.stack((WRAPPER_SEED_123, WRAPPER_SEED_123)),
           what="MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch), seed 123")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=4, name=WRAPPER, args=[5, 2, 8, 0.0], kwargs={"num_heads": 3}, x=X_WRAP)
 def test_wrapper_other_seeds_sizes(probed):
     close(probed, expected_out(reference(4, WRAPPER, 5, 2, 8, 0.0, num_heads=3), X_WRAP),
           what="MultiHeadAttentionWrapper(5, 2, 8, 0.0, num_heads=3), seed 4, on a (3, 6, 5) batch")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("wrapper_heads", seed=3, args=[4, 3, 7, 0.25], kwargs={"num_heads": 3, "qkv_bias": True}, x=X_HEADS)
 def test_wrapper_heads_concatenated(probed):
     what = "MultiHeadAttentionWrapper(4, 3, 7, 0.25, num_heads=3, qkv_bias=True): its heads"
@@ -144,12 +147,14 @@ def test_wrapper_heads_concatenated(probed):
 
 
 # -- 3.6.2: multi-head attention with weight splits ---------------------------------------------
+@pytest.mark.points(2)
 @pytest.mark.probe("forward", seed=123, name=MHA, args=[3, 2, 6, 0.0], kwargs={"num_heads": 2}, x=BATCH)
 def test_mha_textbook(probed):
     close(probed, torch.stack((MHA_SEED_123, MHA_SEED_123)),
           what="MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), seed 123")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=21, name=MHA, args=[5, 6, 8, 0.0], kwargs={"num_heads": 3, "qkv_bias": True},
                    x=X_OTHER)
 def test_mha_other_seeds_sizes(probed):
@@ -157,6 +162,7 @@ def test_mha_other_seeds_sizes(probed):
           what="MultiHeadAttention(5, 6, 8, 0.0, num_heads=3, qkv_bias=True), seed 21, on a (3, 8, 5) batch")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("shorter", seed=22, name=MHA, args=[4, 4, 10, 0.0, 2], x=X_SHORT)
 def test_mha_shorter_sequence(probed):
     what = "MultiHeadAttention(4, 4, 10, 0.0, num_heads=2), seed 22, on 5 tokens (fewer than context_length 10)"
@@ -165,6 +171,7 @@ def test_mha_shorter_sequence(probed):
     close(probed.get("out"), expected_out(reference(22, MHA, 4, 4, 10, 0.0, 2), X_SHORT), what=what)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("future", seed=23, args=[4, 6, 7, 0.0, 3], x=X_FUTURE, changed=X_FUTURE_CHANGED)
 def test_mha_no_future(probed):
     weights = probed.get("weights")
@@ -183,6 +190,7 @@ def test_mha_no_future(probed):
           what="outputs of tokens 1-4 after changing tokens 5-7 (they must not change)", atol=1e-5)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=24, name=MHA, args=[4, 6, 6, 0.5, 2], x=X_DROP, train=False)
 def test_mha_eval_turns_dropout_off(probed):
     def always_dropout():
@@ -194,6 +202,7 @@ def test_mha_eval_turns_dropout_off(probed):
                "dropout 0")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("dropout", seed=25, n=5, p=0.5)
 def test_mha_dropout_on_weights(probed):
     check_dropout(probed, n=5, p=0.5, blocks=[(0, 1), (2, 3)],
@@ -201,6 +210,7 @@ def test_mha_dropout_on_weights(probed):
                        "identity out_proj, in training mode (each head shows its attention weights after dropout twice)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("mha_structure", args=[4, 6, 5, 0.0, 3], indivisible=[4, 5, 5, 0.0, 2])
 def test_mha_structure(probed):
     what = "MultiHeadAttention(4, 6, 5, 0.0, num_heads=3): mask buffer, out_proj, head sizes"
@@ -235,6 +245,7 @@ def test_mha_structure(probed):
             actual=str(mask.tolist() if isinstance(mask, torch.Tensor) and mask.numel() <= 36 else mask))
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=26, name=MHA, args=[4, 6, 5, 0.0, 2], kwargs={"qkv_bias": True}, x=X_GRAD)
 def test_mha_gradients(probed):
     what = "gradients of MultiHeadAttention(4, 6, 5, 0.0, num_heads=2, qkv_bias=True) reach every parameter"
@@ -254,6 +265,7 @@ def test_mha_gradients(probed):
 
 
 # -- Exercises 3.2 and 3.3 -----------------------------------------------------------------------
+@pytest.mark.points(1)
 @pytest.mark.probe("exercise_3_2", seed=123, args=[3, 6], x=BATCH)
 def test_exercise_3_2_textbook(probed):
     out = tensor_in(probed, "out", "the output of the Exercise 3.2 wrapper")
@@ -261,6 +273,7 @@ def test_exercise_3_2_textbook(probed):
           what="Exercise 3.2: exercise_3_2_wrapper(3, 6)(batch), seed 123, shape (2, 6, 2). " + STALE_NOTEBOOK)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("exercise_3_2", seed=27, args=[5, 8, 0.3], x=X_3_2)
 def test_exercise_3_2_other_sizes(probed):
     what = "Exercise 3.2: exercise_3_2_wrapper(5, 8, 0.3), seed 27, on a (3, 7, 5) batch (eval mode)"
@@ -273,6 +286,7 @@ def test_exercise_3_2_other_sizes(probed):
           expected_out(reference(27, WRAPPER, 5, 1, 8, 0.3, num_heads=2), X_3_2), what=what)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("exercise_3_3", seed=28)
 def test_exercise_3_3_gpt2_size(probed):
     what = "Exercise 3.3: exercise_3_3_gpt2_attention(), the configuration of the smallest GPT-2"

@@ -72,11 +72,13 @@ def matrices(params, d_in, d_out, what):
     return values
 
 
+@pytest.mark.points(2)
 @pytest.mark.probe("forward", seed=123, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_textbook(probed):
     close(probed["outs"][0], V1_SEED_123, what="torch.manual_seed(123); SelfAttention_v1(3, 2)(inputs)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=123, d_in=3, d_out=2, xs=[])
 def test_step_by_step_textbook(probed):
     what = "the step-by-step values of 3.4.1, computed from your W_query, W_key, W_value after torch.manual_seed(123)"
@@ -91,6 +93,7 @@ def test_step_by_step_textbook(probed):
     close(weights_2 @ values, STEP_CONTEXT_2, what="context_vec_2 = attn_weights_2 @ values")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=1, d_in=5, d_out=4, xs=[])
 def test_parameters_are_nn_parameters(probed):
     what = "W_query, W_key, W_value of SelfAttention_v1(5, 4)"
@@ -107,6 +110,7 @@ def test_parameters_are_nn_parameters(probed):
             expected=str(list(ORDER)), actual=str(named))
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=2024, d_in=4, d_out=3, xs=[])
 def test_parameters_created_in_order(probed):
     what = "W_query, W_key, W_value of SelfAttention_v1(4, 3) after torch.manual_seed(2024)"
@@ -115,22 +119,26 @@ def test_parameters_created_in_order(probed):
     close(values, torch.stack([getattr(module, n).data for n in ORDER]), what=what + " (stacked)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_other_seed(probed):
     close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v1(3, 2)(inputs)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
 def test_forward_other_sizes(probed):
     close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v1(5, 4) on 7 tokens of size 5 (seed 11)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
 def test_forward_other_lengths(probed):
     for x, out in zip([INPUTS[:1], INPUTS[:2], X_LONG], probed["outs"]):
         close(out, expected(8, 3, 2, x), what=f"SelfAttention_v1(3, 2) on {x.shape[0]} token(s) (seed 8)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
 def test_attention_weights_rows_sum_to_one(probed):
     what = "attention weights of SelfAttention_v1(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
@@ -143,6 +151,7 @@ def test_attention_weights_rows_sum_to_one(probed):
     close(out, context, what="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
 def test_gradients_reach_every_parameter(probed):
     what = "which parameters of SelfAttention_v1(3, 2) receive a gradient from (output ** 2).sum().backward()"

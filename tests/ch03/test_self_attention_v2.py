@@ -77,11 +77,13 @@ def named(params):
     return [name for name, _ in params["named"]]
 
 
+@pytest.mark.points(2)
 @pytest.mark.probe("forward", seed=789, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_textbook(probed):
     close(probed["outs"][0], V2_SEED_789, what="torch.manual_seed(789); SelfAttention_v2(3, 2)(inputs)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("projections", seed=789, d_in=3, d_out=2, x=INPUTS)
 def test_attention_weights_textbook(probed):
     def weights_of(queries, keys):  # the textbook's computation, from the layers' queries and keys
@@ -101,6 +103,7 @@ def test_attention_weights_textbook(probed):
     close(weights[0], V2_WEIGHTS_ROW_1, what="row 1 of softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=1, d_in=5, d_out=4, xs=[])
 def test_layers_are_linear(probed):
     what = "W_query, W_key, W_value of SelfAttention_v2(5, 4)"
@@ -115,6 +118,7 @@ def test_layers_are_linear(probed):
             expected=str([f"{n}.weight" for n in ORDER]), actual=str(named(probed["params"])))
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=3, d_in=3, d_out=2, xs=[X_BIAS], qkv_bias=True)
 def test_qkv_bias(probed):
     what = "SelfAttention_v2(3, 2, qkv_bias=True)"
@@ -125,6 +129,7 @@ def test_qkv_bias(probed):
     close(probed["outs"][0], expected(3, 3, 2, X_BIAS, qkv_bias=True), what=what + " on 4 tokens (seed 3)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=2024, d_in=4, d_out=3, xs=[])
 def test_parameters_created_in_order(probed):
     what = "the weights of W_query, W_key, W_value of SelfAttention_v2(4, 3) after torch.manual_seed(2024)"
@@ -138,22 +143,26 @@ def test_parameters_created_in_order(probed):
     close(weights, stacked(), what=what + " (stacked)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_other_seed(probed):
     close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v2(3, 2)(inputs)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
 def test_forward_other_sizes(probed):
     close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v2(5, 4) on 7 tokens of size 5 (seed 11)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
 def test_forward_other_lengths(probed):
     for x, out in zip([INPUTS[:1], INPUTS[:2], X_LONG], probed["outs"]):
         close(out, expected(8, 3, 2, x), what=f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
 def test_attention_weights_rows_sum_to_one(probed):
     what = "attention weights of SelfAttention_v2(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
@@ -167,6 +176,7 @@ def test_attention_weights_rows_sum_to_one(probed):
     close(out, context, what="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
 def test_gradients_reach_every_parameter(probed):
     what = "which parameters of SelfAttention_v2(3, 2) receive a gradient from (output ** 2).sum().backward()"

@@ -18,63 +18,75 @@ S2 = torch.randn(4, 3, generator=torch.Generator().manual_seed(14))
 W = torch.softmax(random_inputs(15, 5), dim=0)
 
 
+@pytest.mark.points(1)
 @calls("attention_scores", INPUTS, INPUTS[1])
 def test_attention_scores_textbook(probed):
     close(probed, SCORES_2, what="attention_scores(inputs, inputs[1])")
 
 
+@pytest.mark.points(1)
 @calls("attention_scores", X, Q)
 def test_attention_scores_other_sizes(probed):
     close(probed, ref.attention_scores(X, Q), what="attention_scores on 5 tokens of size 4")
 
 
+@pytest.mark.points(1)
 @calls("normalize_naive", SCORES_2)
 def test_normalize_naive_textbook(probed):
     close(probed, NAIVE_WEIGHTS_2, what="normalize_naive(scores)")
 
 
+@pytest.mark.points(1)
 @calls("normalize_naive", S.abs())
 def test_normalize_naive_sums_to_one(probed):
     close(probed, ref.normalize_naive(S.abs()), what="normalize_naive on 7 other scores")
 
 
+@pytest.mark.points(1)
 @calls("softmax_naive", SCORES_2)
 def test_softmax_naive_textbook(probed):
     close(probed, SOFTMAX_WEIGHTS_2, what="softmax_naive(scores)")
 
 
+@pytest.mark.points(1)
 @calls("softmax_naive", S2)
 def test_softmax_naive_dim_0(probed):
     close(probed, ref.softmax_naive(S2), what="softmax_naive on a (4, 3) tensor (normalise along dim 0)")
 
 
+@pytest.mark.points(1)
 @calls("context_vector", INPUTS, SOFTMAX_WEIGHTS_2)
 def test_context_vector_textbook(probed):
     close(probed, CONTEXT_2, what="context_vector(inputs, attn_weights)")
 
 
+@pytest.mark.points(1)
 @calls("context_vector", X, W)
 def test_context_vector_other_sizes(probed):
     close(probed, ref.context_vector(X, W), what="context_vector on 5 tokens of size 4")
 
 
+@pytest.mark.points(1)
 @calls("all_attention_scores", INPUTS)
 def test_all_attention_scores_textbook(probed):
     close(probed[0] if getattr(probed, "dim", lambda: 0)() == 2 else probed, ALL_SCORES_ROW_1,
           what="row 1 of all_attention_scores(inputs)")
 
 
+@pytest.mark.points(1)
 @calls("all_attention_scores", X)
 def test_all_attention_scores_other_sizes(probed):
     close(probed, ref.all_attention_scores(X), what="all_attention_scores on 5 tokens of size 4")
 
 
+@pytest.mark.points(1)
 @calls("all_attention_weights", INPUTS)
 def test_all_attention_weights_textbook(probed):
     close(probed[0] if getattr(probed, "dim", lambda: 0)() == 2 else probed, ALL_WEIGHTS_ROW_1,
           what="row 1 of all_attention_weights(inputs)")
 
 
+@pytest.mark.points(1)
 @calls("all_attention_weights", X)
 def test_all_attention_weights_rows_sum_to_one(probed):
     expected = ref.all_attention_weights(X)
@@ -100,6 +112,7 @@ def context_of(probed):
     return probed.get("context") if isinstance(probed, dict) else probed
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("context_vectors", inputs=INPUTS)
 def test_all_context_vectors_textbook(probed):
     expected = own_weights_context(probed, INPUTS)
@@ -107,6 +120,7 @@ def test_all_context_vectors_textbook(probed):
           what="all_context_vectors(inputs) (with your all_attention_weights)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("context_vectors", inputs=X)
 def test_all_context_vectors_other_sizes(probed):
     close(context_of(probed), own_weights_context(probed, X),

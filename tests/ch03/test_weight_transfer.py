@@ -61,6 +61,7 @@ def check_same_as_v2(probed, seed, d_in, d_out, xs, what, v1_seed=None):
               atol=ATOL)
 
 
+@pytest.mark.points(2)
 @pytest.mark.probe("transfer", seed=123, d_in=3, d_out=2, xs=[INPUTS])
 def test_textbook_first_and_last_rows(probed):
     what = "sa_v1(inputs) after copying the weights of a seed-123 SelfAttention_v2(3, 2)"
@@ -70,6 +71,7 @@ def test_textbook_first_and_last_rows(probed):
     close(out[-1], EXERCISE_3_1_LAST, what=what + ", last row")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=123, d_in=3, d_out=2, xs=[INPUTS])
 def test_textbook_same_output_as_v2(probed):
     what = "sa_v1(inputs) - sa_v2(inputs) after the copy (seed 123)"
@@ -78,6 +80,7 @@ def test_textbook_same_output_as_v2(probed):
     close(out, probed["v2"][0], what=what + f" must be 0 (up to {ATOL:g})", atol=ATOL)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=5, d_in=4, d_out=3, xs=[])
 def test_v2_left_unchanged(probed):
     what = "the weights of sa_v2 (SelfAttention_v2(4, 3), seed 5) after copy_v2_weights_into_v1"
@@ -89,33 +92,39 @@ def test_v2_left_unchanged(probed):
               atol=0.0)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=42, d_in=3, d_out=2, xs=[INPUTS])
 def test_other_seed(probed):
     check_same_as_v2(probed, 42, 3, 2, [INPUTS], "SelfAttention_v1(3, 2) with the weights of a seed-42 SelfAttention_v2")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=7, d_in=5, d_out=4, xs=[X_OTHER])
 def test_other_sizes(probed):
     check_same_as_v2(probed, 7, 5, 4, [X_OTHER], "SelfAttention_v1(5, 4) with the weights of a SelfAttention_v2(5, 4)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=3, d_in=4, d_out=4, xs=[X_SQUARE])
 def test_square_weights_transposed(probed):
     # With d_in == d_out an untransposed copy runs without error: only the values show the mistake.
     check_same_as_v2(probed, 3, 4, 4, [X_SQUARE], "SelfAttention_v1(4, 4) with the weights of a SelfAttention_v2(4, 4)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=9, d_in=3, d_out=5, xs=[X_SHORT, X_MID, X_LONG])
 def test_several_inputs(probed):
     check_same_as_v2(probed, 9, 3, 5, [X_SHORT, X_MID, X_LONG], "SelfAttention_v1(3, 5) with the weights of a SelfAttention_v2(3, 5)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=11, d_in=3, d_out=2, xs=[INPUTS], v1_seed=99)
 def test_v1_start_does_not_matter(probed):
     check_same_as_v2(probed, 11, 3, 2, [INPUTS], "a SelfAttention_v1(3, 2) built with seed 99, given the weights of a seed-11 v2",
                      v1_seed=99)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=13, d_in=3, d_out=2, xs=[X_GRAD])
 def test_parameters_stay_trainable(probed):
     what = "sa_v1's W_query, W_key, W_value after the copy, and their gradients from (sa_v1(x) ** 2).sum().backward()"

@@ -1,5 +1,6 @@
 """Section 11.3: the masked softmax operation (sequence_mask, masked_softmax)."""
 
+import pytest
 import torch
 
 import masked_softmax as ref
@@ -46,46 +47,54 @@ def check_masked_softmax(probed, X, lens, what):
     close(probed, ref.masked_softmax(X.clone(), lens), what=what, grid=True)
 
 
+@pytest.mark.points(1)
 @calls("sequence_mask", SEQ_X, SEQ_LENS)
 def test_sequence_mask_book(probed):
     close(probed, SEQ_MASKED, what="sequence_mask(tensor([[1, 2, 3], [4, 5, 6]]), tensor([1, 2]))")
 
 
+@pytest.mark.points(1)
 @calls("sequence_mask", SEQ_ONES, SEQ_LENS, -1)
 def test_sequence_mask_book_value(probed):
     close(probed, SEQ_ONES_MASKED, what="sequence_mask(torch.ones(2, 3, 4), tensor([1, 2]), value=-1)")
 
 
+@pytest.mark.points(1)
 @calls("sequence_mask", ROWS, ROW_LENS, -7.5)
 def test_sequence_mask_other_sizes(probed):
     close(probed, ref.sequence_mask(ROWS.clone(), ROW_LENS, -7.5),
           what="sequence_mask on 5 rows of 7 with lengths [3, 0, 7, 1, 5], value=-7.5")
 
 
+@pytest.mark.points(1)
 @calls("masked_softmax", SOFTMAX_X, SOFTMAX_LENS_1D)
 def test_masked_softmax_book_1d(probed):
     check_masked_softmax(probed, SOFTMAX_X, SOFTMAX_LENS_1D,
                          "masked_softmax(torch.rand(2, 2, 4), torch.tensor([2, 3]))")
 
 
+@pytest.mark.points(1)
 @calls("masked_softmax", SOFTMAX_X, SOFTMAX_LENS_2D)
 def test_masked_softmax_book_2d(probed):
     check_masked_softmax(probed, SOFTMAX_X, SOFTMAX_LENS_2D,
                          "masked_softmax(torch.rand(2, 2, 4), torch.tensor([[1, 3], [2, 4]]))")
 
 
+@pytest.mark.points(1)
 @calls("masked_softmax", NONE_SCORES, None)
 def test_masked_softmax_none(probed):
     close(probed, torch.softmax(NONE_SCORES, dim=-1), what="masked_softmax(X, None) for X of shape (3, 4, 5)",
           grid=True)
 
 
+@pytest.mark.points(2)
 @calls("masked_softmax", SCORES, LENS_1D)
 def test_masked_softmax_1d_valid_lens(probed):
     check_masked_softmax(probed, SCORES, LENS_1D,
                          "masked_softmax on scores (3, 5, 7) with valid_lens [1, 7, 4]: 0 beyond each length, rows sum to 1")
 
 
+@pytest.mark.points(2)
 @calls("masked_softmax", SCORES, LENS_2D)
 def test_masked_softmax_2d_valid_lens(probed):
     check_masked_softmax(probed, SCORES, LENS_2D,

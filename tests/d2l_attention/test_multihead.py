@@ -46,27 +46,32 @@ def reference(args, queries, keys, values, valid_lens, bias=False):
 
 
 # -- reshaping for parallel heads ----------------------------------------------------------------
+@pytest.mark.points(1)
 @calls("transpose_qkv", X_BOOK, NUM_HEADS)
 def test_transpose_qkv_book_shape(probed):
     close(probed, ref.transpose_qkv(X_BOOK, NUM_HEADS), what="transpose_qkv(X of shape (2, 4, 100), 5): (10, 4, 20)")
 
 
+@pytest.mark.points(1)
 @calls("transpose_qkv", X_OTHER, 4)
 def test_transpose_qkv_other_sizes(probed):
     close(probed, ref.transpose_qkv(X_OTHER, 4), what="transpose_qkv(X of shape (3, 5, 12), 4): (12, 5, 3)")
 
 
+@pytest.mark.points(1)
 @calls("transpose_output", ref.transpose_qkv(X_OTHER, 4), 4)
 def test_transpose_output_inverts_transpose_qkv(probed):
     close(probed, X_OTHER, what="transpose_output(transpose_qkv(X, 4), 4) == X for X of shape (3, 5, 12)")
 
 
+@pytest.mark.points(1)
 @calls("transpose_output", HEADS_OTHER, 2)
 def test_transpose_output_other_sizes(probed):
     close(probed, ref.transpose_output(HEADS_OTHER, 2), what="transpose_output(X of shape (6, 5, 3), 2): (3, 5, 6)")
 
 
 # -- the book's example ----------------------------------------------------------------------
+@pytest.mark.points(1)
 @probe(list(MHA_ARGS), torch.ones(BATCH_SIZE, NUM_QUERIES, NUM_HIDDENS), torch.ones(BATCH_SIZE, NUM_KVPAIRS, NUM_HIDDENS),
        torch.ones(BATCH_SIZE, NUM_KVPAIRS, NUM_HIDDENS), MHA_VALID_LENS)
 def test_book_shape(probed):
@@ -78,6 +83,7 @@ def test_book_shape(probed):
             hint="Merge the heads back with transpose_output before W_o: (batch_size, num_queries, num_hiddens).")
 
 
+@pytest.mark.points(1)
 @probe(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)
 def test_book_values(probed):
     close(probed["output"], reference(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)[0],
@@ -86,6 +92,7 @@ def test_book_values(probed):
 
 
 # -- behaviour -------------------------------------------------------------------------------
+@pytest.mark.points(1)
 @pytest.mark.probe("parameters", args=ARGS, bias=True, seed=SEED)
 def test_parameters(probed):
     expected = [["W_q.weight", [12, 5]], ["W_q.bias", [12]], ["W_k.weight", [12, 3]], ["W_k.bias", [12]],
@@ -98,6 +105,7 @@ def test_parameters(probed):
                  "then W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias); pass bias on to every layer.")
 
 
+@pytest.mark.points(2)
 @probe(ARGS, Q, K, V, LENS_1D, bias=True)
 def test_different_sizes(probed):
     close(probed["output"], reference(ARGS, Q, K, V, LENS_1D, bias=True)[0],
@@ -105,18 +113,21 @@ def test_different_sizes(probed):
                "valid_lens [3, 6]")
 
 
+@pytest.mark.points(1)
 @probe(ARGS, Q, K, V, LENS_2D)
 def test_valid_lens_2d(probed):
     close(probed["output"], reference(ARGS, Q, K, V, LENS_2D)[0],
           what="MultiHeadAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
+@pytest.mark.points(1)
 @probe(ARGS, Q, K, V, None)
 def test_no_valid_lens(probed):
     close(probed["output"], reference(ARGS, Q, K, V, None)[0],
           what="MultiHeadAttention with valid_lens None (every key counts)")
 
 
+@pytest.mark.points(1)
 @probe(ARGS, Q, K, V, LENS_2D)
 def test_attention_weights(probed):
     weights = probed["weights"]
@@ -129,12 +140,14 @@ def test_attention_weights(probed):
                "each head masked with its batch item's valid lengths")
 
 
+@pytest.mark.points(1)
 @probe([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)
 def test_eval_disables_dropout(probed):
     close(probed["output"], reference([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)[0],
           what="MultiHeadAttention(3, 5, 7, 12, 3, 0.9) in eval mode (dropout must do nothing)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("gradients", args=ARGS, bias=True, seed=SEED, queries=Q, keys=K, values=V, valid_lens=LENS_1D,
                    upstream=UPSTREAM)
 def test_gradients(probed):

@@ -23,6 +23,7 @@ def check_table_shape(P, shape):
             hint="P is (1, max_len, num_hiddens): one row per position, the same for every batch item (max_len defaults to 1000).")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("table", args=[ENCODING_DIM, 0])
 def test_table_book(probed):
     check_table_shape(probed, (1, 1000, ENCODING_DIM))
@@ -30,6 +31,7 @@ def test_table_book(probed):
           what="PositionalEncoding(32, 0).P[0, :60, 6:10] (the columns the book plots)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("table", args=[64, 0, 1000])
 def test_table_formula_far_positions(probed):
     check_table_shape(probed, (1, 1000, 64))
@@ -37,12 +39,14 @@ def test_table_formula_far_positions(probed):
           what=f"rows {POSITIONS} of PositionalEncoding(64, 0).P (all 64 columns)")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("table", args=[10, 0, 50])
 def test_table_other_size(probed):
     check_table_shape(probed, (1, 50, 10))
     close(probed[0], encoding_formula(range(50), 10).float(), what="PositionalEncoding(10, 0, max_len=50).P[0]")
 
 
+@pytest.mark.points(2)
 @pytest.mark.probe("table", args=[16, 0, 64])
 def test_relative_positions_are_rotations(probed):
     check_table_shape(probed, (1, 64, 16))
@@ -67,18 +71,21 @@ def test_relative_positions_are_rotations(probed):
                     actual=f"best fixed map {[[round(x, 4) for x in row] for row in fit.tolist()]}")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("encode", args=[24, 0.3, 40], X=torch.zeros(3, 17, 24))
 def test_forward_zeros_gives_table(probed):
     expected = same_seed(0, ref.PositionalEncoding, 24, 0.3, 40)(torch.zeros(3, 17, 24))
     close(probed, expected, what="PositionalEncoding(24, 0.3, 40) in eval mode on zeros(3, 17, 24): P[:, :17] for every batch item")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("encode", args=[12, 0.5], X=X_ADD)
 def test_forward_adds_table(probed):
     expected = same_seed(0, ref.PositionalEncoding, 12, 0.5)(X_ADD)
     close(probed, expected, what="PositionalEncoding(12, 0.5) in eval mode on random X of shape (2, 9, 12): X + P[:, :9]")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("train_and_eval", args=[12, 0.5], X=X_ADD)
 def test_dropout_in_training(probed):
     what = "PositionalEncoding(12, 0.5) in training mode: dropout on X + P (compared with your own eval-mode result)"

@@ -91,45 +91,53 @@ def reference_gradients(scorer, args, queries, keys, values, valid_lens):
 
 
 # -- the book's example ------------------------------------------------------------------------
+@pytest.mark.points(1)
 @probe("AdditiveAttention", list(ADDITIVE_ARGS), ADDITIVE_QUERIES, KEYS, VALUES, VALID_LENS)
 def test_additive_book(probed):
     close(probed["output"], POOLED, what="AdditiveAttention(2, 20, 8, 0.1) in eval mode on the book's keys, values, valid_lens [2, 6]")
 
 
+@pytest.mark.points(1)
 @probe("DotProductAttention", [0.5], DOT_QUERIES, KEYS, VALUES, VALID_LENS)
 def test_dot_product_book(probed):
     close(probed["output"], POOLED, what="DotProductAttention(0.5) in eval mode on the book's keys, values, valid_lens [2, 6]")
 
 
 # -- additive attention ----------------------------------------------------------------------
+@pytest.mark.points(2)
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_matches_reference(probed):
     close(probed["output"], reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)[0],
           what="AdditiveAttention(3, 5, 6, 0.2) on other keys (2, 7, 3), queries (2, 4, 5), valid_lens [3, 7]")
 
 
+@pytest.mark.points(1)
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)
 def test_additive_2d_valid_lens(probed):
     close(probed["output"], reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)[0],
           what="AdditiveAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
+@pytest.mark.points(1)
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_attention_weights(probed):
     check_weights(probed, "AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 
 
+@pytest.mark.points(1)
 @probe("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_eval_disables_dropout(probed):
     close(probed["output"], reference("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)[0],
           what="AdditiveAttention(3, 5, 6, 0.9) in eval mode (dropout must do nothing)")
 
 
+@pytest.mark.points(1)
 @probe("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D, train=True)
 def test_additive_dropout_on_weights(probed):
     check_dropout(probed, "AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, LENS_1D)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("gradients", scorer="AdditiveAttention", args=ADD_ARGS, seed=SEED, queries=ADD_Q, keys=ADD_K,
                    values=V, valid_lens=LENS_1D, upstream=UPSTREAM)
 def test_additive_gradients(probed):
@@ -138,40 +146,47 @@ def test_additive_gradients(probed):
 
 
 # -- scaled dot-product attention -----------------------------------------------------------
+@pytest.mark.points(2)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)
 def test_dot_product_matches_reference(probed):
     close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)[0],
           what="DotProductAttention(0.2) on queries (2, 4, 6), keys (2, 7, 6), valid_lens [3, 7]")
 
 
+@pytest.mark.points(1)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 def test_dot_product_2d_valid_lens(probed):
     close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)[0],
           what="DotProductAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
+@pytest.mark.points(1)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)
 def test_dot_product_no_valid_lens(probed):
     close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)[0],
           what="DotProductAttention(0.2)(queries, keys, values), valid_lens left at its default None")
 
 
+@pytest.mark.points(1)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 def test_dot_product_attention_weights(probed):
     check_weights(probed, "DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 
 
+@pytest.mark.points(1)
 @probe("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)
 def test_dot_product_eval_disables_dropout(probed):
     close(probed["output"], reference("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)[0],
           what="DotProductAttention(0.9) in eval mode (dropout must do nothing)")
 
 
+@pytest.mark.points(1)
 @probe("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D, train=True)
 def test_dot_product_dropout_on_weights(probed):
     check_dropout(probed, "DotProductAttention", [0.5], DOT_Q, DOT_K, LENS_1D)
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("gradients", scorer="DotProductAttention", args=[0.0], seed=SEED, queries=DOT_Q, keys=DOT_K,
                    values=V, valid_lens=LENS_1D, upstream=UPSTREAM)
 def test_dot_product_gradients(probed):

@@ -71,6 +71,7 @@ def first_step(actual, expected: torch.Tensor) -> str:
 
 
 # -- the book's example ----------------------------------------------------------------------------
+@pytest.mark.points(1)
 @pytest.mark.probe("book_example", args=list(SEQ2SEQ_ARGS), seed=SEED, X=SEQ2SEQ_X)
 def test_book_shapes(probed):
     output, state, weights = probed["output"], probed["state"], probed["weights"]
@@ -90,6 +91,7 @@ def test_book_shapes(probed):
                  "from the attention_weights property.")
 
 
+@pytest.mark.points(1)
 @pytest.mark.probe("book_example", args=list(SEQ2SEQ_ARGS), seed=SEED, X=SEQ2SEQ_X)
 def test_book_values(probed):
     torch.manual_seed(SEED)
@@ -100,6 +102,7 @@ def test_book_values(probed):
 
 
 # -- structure ------------------------------------------------------------------------------------
+@pytest.mark.points(1)
 @pytest.mark.probe("parameters", args=ARGS_2, seed=SEED)
 def test_parameters(probed):
     expected = [[n, list(p.shape)] for n, p in ref.Seq2SeqAttentionDecoder(*ARGS_2).named_parameters()]
@@ -113,6 +116,7 @@ def test_parameters(probed):
                  "nn.Linear(num_hiddens, vocab_size).")
 
 
+@pytest.mark.points(1)
 @probe("init", ARGS, ENC_OUT, ENC_STATE, None, LENS)
 def test_init_state(probed):
     enc_outputs, hidden, lens = probed
@@ -132,6 +136,7 @@ def check_outputs(actual, inputs: tuple, what: str) -> None:
     close(actual, expected, what=f"{what} ({step})" if step else what)
 
 
+@pytest.mark.points(2)
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
 def test_matches_reference(probed):
     check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, LENS),
@@ -139,6 +144,7 @@ def test_matches_reference(probed):
                   "4 target steps (outputs (3, 4, 11), same seed as the reference)")
 
 
+@pytest.mark.points(2)
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_two_layers(probed):
     check_outputs(probed["output"], (ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2),
@@ -146,6 +152,7 @@ def test_two_layers(probed):
                   "5 target steps")
 
 
+@pytest.mark.points(1)
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_state_after_decoding(probed):
     enc_outputs, hidden, lens = probed["state"]
@@ -171,12 +178,14 @@ def check_weights_per_step(probed, args, enc_outputs, enc_state, tokens, lens, w
         close(mine, theirs, grid=True, what=f"{what}, decoding step {step} (batch_size, 1, num_enc_steps)")
 
 
+@pytest.mark.points(2)
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_attention_weights(probed):
     check_weights_per_step(probed, ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2,
                            "decoder.attention_weights of Seq2SeqAttentionDecoder(7, 5, 6, 2), enc_valid_lens [6, 1]")
 
 
+@pytest.mark.points(1)
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
 def test_attention_masks_padding(probed):
     weights = probed["weights"]
@@ -190,12 +199,14 @@ def test_attention_masks_padding(probed):
         require(problem == "", f"decoding step {step}: {problem}", what=f"{what}, decoding step {step}")
 
 
+@pytest.mark.points(1)
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, None)
 def test_no_valid_lens(probed):
     check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, None),
                   "Seq2SeqAttentionDecoder(11, 6, 8, 1) with enc_valid_lens None (every source step counts)")
 
 
+@pytest.mark.points(1)
 @probe("decode_twice", ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
 def test_eval_is_deterministic(probed):
     what = "Seq2SeqAttentionDecoder(9, 4, 6, 3, dropout=0.5) in eval mode"
@@ -203,6 +214,7 @@ def test_eval_is_deterministic(probed):
     check_outputs(probed["first"], (ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2), f"{what}: outputs (3 GRU layers)")
 
 
+@pytest.mark.points(1)
 @probe("gradients", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, upstream=UPSTREAM)
 def test_gradients(probed):
     module = same_seed(SEED, ref.Seq2SeqAttentionDecoder, *ARGS_2)
@@ -227,6 +239,7 @@ def check_bleu(probed, pred, label, k, expected, worked=""):
           what=f"{what}; worked out: {worked}" if worked else what, atol=1e-6)
 
 
+@pytest.mark.points(1)
 @calls("bleu", "the cat sat on the mat", "the cat sat on the mat", 4)
 def test_bleu_exact_match(probed):
     check_bleu(probed, "the cat sat on the mat", "the cat sat on the mat", 4, 1.0,
@@ -234,12 +247,14 @@ def test_bleu_exact_match(probed):
                "equal, so the penalty is exp(0) = 1: BLEU = 1.")
 
 
+@pytest.mark.points(1)
 @calls("bleu", "il est calme", "je suis chez moi .", 2)
 def test_bleu_no_overlap(probed):
     check_bleu(probed, "il est calme", "je suis chez moi .", 2, 0.0,
                "No token of the prediction occurs in the label: p_1 = 0/3, so BLEU = 0 whatever the other factors.")
 
 
+@pytest.mark.points(1)
 @calls("bleu", "a b", "a b c d", 2)
 def test_bleu_brevity_penalty(probed):
     check_bleu(probed, "a b", "a b c d", 2, math.exp(-1),
@@ -247,6 +262,7 @@ def test_bleu_brevity_penalty(probed):
                "exp(min(0, 1 - 4/2)) = exp(-1) = 0.3679.")
 
 
+@pytest.mark.points(1)
 @calls("bleu", "a b c d", "a b d c", 2)
 def test_bleu_k(probed):
     check_bleu(probed, "a b c d", "a b d c", 2, (1 / 3) ** 0.25,
@@ -254,6 +270,7 @@ def test_bleu_k(probed):
                "BLEU = 1 ** 0.5 * (1/3) ** 0.25 = 0.7598 (with k = 1 it would be 1).")
 
 
+@pytest.mark.points(1)
 @calls("bleu", "a a a a", "a b", 1)
 def test_bleu_clipped_counts(probed):
     check_bleu(probed, "a a a a", "a b", 1, 0.5,

@@ -7,6 +7,8 @@ parameters; three bias-free Linear layers), so it does not depend on your other 
 import torch
 from torch import nn
 
+from grader import probing
+
 NAMES = ("W_query", "W_key", "W_value")
 
 
@@ -18,9 +20,8 @@ def transfer(student, seed, d_in, d_out):
         setattr(v2, name, nn.Linear(d_in, d_out, bias=False))
     for name in NAMES:
         setattr(v1, name, nn.Parameter(torch.rand(d_in, d_out)))
-    student.copy_v2_weights_into_v1(v1, v2)
-    mine = {name: getattr(v1, name, None) for name in NAMES}
-    return {
-        "v1": {name: value.detach().clone() if isinstance(value, torch.Tensor) else None for name, value in mine.items()},
-        "v2": {name: getattr(v2, name).weight.detach().clone() for name in NAMES},
-    }
+    given = {name: getattr(v2, name).weight.detach().clone() for name in NAMES}  # before the student's code runs
+    probing.call(probing.part(student, "copy_v2_weights_into_v1", "function"), v1, v2)
+    mine = {name: probing.attribute(v1, name) for name in NAMES}
+    return {"v1": {name: value.detach().clone() if isinstance(value, torch.Tensor) else None for name, value in mine.items()},
+            "v2": given}

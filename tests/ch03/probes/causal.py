@@ -6,104 +6,76 @@ torch itself before it builds a module, so the trusted test can build the refere
 
 import torch
 
-from grader.sandbox.trace import recording
-from grader.sandbox.worker import ProbeError, describe_exception, exact_tensor
+from grader import probing
+from grader.probing import ProbeError
 
-
-def softmax_steps(steps, which: str, n: int):
-    """The last recorded softmax input (``which="softmax input"``) or output ("softmax") ending in (n, n)."""
-    for label, t in reversed(steps):
-        if label == which and t.dim() >= 2 and tuple(t.shape[-2:]) == (n, n):
-            return t
-    return None
-
-
-def traced_output(module, x, what="the output of forward"):
-    """``module(x)`` (an exact tensor) with the steps it took."""
-    with recording(module) as recorder:
-        out = output(module(x), what)
-    return {"$traced": out, "steps": recorder.steps}
-
-
-def build(student, seed, args, kwargs=None, name="CausalAttention"):
-    """``student.<name>(*args, **kwargs)`` built right after ``torch.manual_seed(seed)``."""
-    cls = getattr(student, name, None)
-    if cls is None:
-        raise ProbeError(f"your module has no class named {name!r}")
-    torch.manual_seed(seed)
-    return cls(*args, **(kwargs or {}))
-
-
-def output(value, what="the output of forward"):
-    return exact_tensor(value, what)
+CLASS = "CausalAttention"
 
 
 # -- functions of 3.5.1 --------------------------------------------------------------------------
 def masks(student, sizes):
     """simple_causal_mask(n) for every n in ``sizes``."""
-    return [exact_tensor(student.simple_causal_mask(n), f"simple_causal_mask({n})") for n in sizes]
+    make = probing.part(student, "simple_causal_mask", "function")
+    return [probing.tensor(probing.call(make, n), f"simple_causal_mask({n})") for n in sizes]
+
+
+def _unchanged_input(student, function: str, given, *args):
+    """``function(given, *args)`` with its steps, and ``given`` afterwards (it must not change)."""
+    target = probing.part(student, function, "function")
+    with probing.recorded() as recorder:
+        result = target(given, *args)
+    return probing.with_steps({"result": probing.tensor(result, f"the result of {function}"), "input_after": given},
+                              recorder)
 
 
 def renormalize(student, weights):
     """mask_and_renormalize(weights), and the input afterwards (it must not change)."""
-    given = weights.clone()
-    with recording() as recorder:
-        result = exact_tensor(student.mask_and_renormalize(given), "the result of mask_and_renormalize")
-    return {"$traced": {"result": result, "input_after": given}, "steps": recorder.steps}
+    return _unchanged_input(student, "mask_and_renormalize", weights.clone())
 
 
 def causal_weights(student, scores, d_k):
     """causal_attention_weights(scores, d_k), and the input afterwards (it must not change)."""
-    given = scores.clone()
-    with recording() as recorder:
-        result = exact_tensor(student.causal_attention_weights(given, d_k), "the result of causal_attention_weights")
-    return {"$traced": {"result": result, "input_after": given}, "steps": recorder.steps}
+    return _unchanged_input(student, "causal_attention_weights", scores.clone(), d_k)
 
 
 def masked_scores(student, scores):
     """What causal_attention_weights(scores, d_k=1) gives softmax (the masked scores; None when
     no softmax call was seen, e.g. a softmax written by hand), and the weights it returns."""
-    n = scores.shape[-1]
-    with recording() as recorder:
-        weights = exact_tensor(student.causal_attention_weights(scores.clone(), 1), "the result of causal_attention_weights")
-    return {"$traced": {"masked": softmax_steps(recorder.steps, "softmax input", n), "weights": weights},
-            "steps": recorder.steps}
+    target = probing.part(student, "causal_attention_weights", "function")
+    with probing.recorded() as recorder:
+        weights = target(scores.clone(), 1)
+    weights = probing.tensor(weights, "the result of causal_attention_weights")
+    masked = probing.softmax_weights(recorder.steps, scores.shape[-1], which="softmax input")
+    return probing.with_steps({"masked": masked, "weights": weights}, recorder)
 
 
 # -- CausalAttention (3.5.3) ----------------------------------------------------------------------
-def forward(student, seed, args, x, kwargs=None, train=False, forward_seed=None):
-    """Build CausalAttention(*args) after seeding, set train/eval mode, return forward(x)."""
-    module = build(student, seed, args, kwargs)
-    module.train(train)
+def forward(student, seed, args, x, kwargs=None, train=False, forward_seed=None, name=CLASS):
+    """Build ``name(*args)`` after seeding, set train/eval mode, return forward(x) with its steps."""
+    module = probing.build(student, name, *args, seed=seed, train=train, kwargs=kwargs)
     if forward_seed is not None:
         torch.manual_seed(forward_seed)
-    return traced_output(module, x)
+    return probing.traced(module, x)
 
 
-def shorter(student, seed, args, x):
-    """forward(x) for fewer tokens than context_length; an error is returned, not raised."""
-    module = build(student, seed, args)
-    module.eval()
-    try:
-        with recording(module) as recorder:
-            out = output(module(x))
-        return {"$traced": {"out": out, "error": None}, "steps": recorder.steps}
-    except (ProbeError, NotImplementedError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - the test explains what this error usually means
-        info = describe_exception(exc, getattr(student, "__file__", "") or "")
-        where = f" ({info['where']})" if info["where"] else ""
-        return {"out": None, "error": f"{info['type']}: {info['message']}{where}"}
+def shorter(student, seed, args, x, name=CLASS):
+    """forward(x) in eval mode for fewer tokens than context_length; an error is returned, not raised."""
+    module = probing.build(student, name, *args, seed=seed, train=False)
+    with probing.recording(module) as recorder:
+        out, error = probing.caught(module, x)
+    if error is not None:  # the test explains what this error usually means
+        return {"out": None, "error": probing.explain(error, student)}
+    return probing.with_steps({"out": probing.tensor(out, "the output of forward"), "error": None}, recorder)
 
 
-def future(student, seed, args, x, changed):
+def future(student, seed, args, x, changed, name=CLASS, dims=None):
     """Outputs for ``x`` and for ``changed`` (same start, other later tokens), and the weights."""
-    module = build(student, seed, args)
-    module.eval()
-    with recording(module) as recorder:
-        out = output(module(x))
-    weights = softmax_steps(recorder.steps, "softmax", x.shape[1])
-    return {"$traced": {"out": out, "out_changed": output(module(changed)), "weights": weights}, "steps": recorder.steps}
+    module = probing.build(student, name, *args, seed=seed, train=False)
+    with probing.recorded(module) as recorder:
+        out = module(x)
+    weights = probing.softmax_weights(recorder.steps, x.shape[1], dims=dims)
+    return probing.with_steps({"out": probing.tensor(out, "the output of forward"),
+                               "out_changed": probing.output(module, changed), "weights": weights}, recorder)
 
 
 def dropout(student, seed, n, p, heads=None):
@@ -114,7 +86,7 @@ def dropout(student, seed, n, p, heads=None):
     training mode; any order of random draws passes."""
     d_out = 2 * n if heads is None else 4 * n
     args = [n, d_out, n, p] if heads is None else [n, d_out, n, p, 2]
-    module = build(student, seed, args, name=heads or "CausalAttention")
+    module = probing.build(student, heads or CLASS, *args, seed=seed)
     value, out_proj = getattr(module, "W_value", None), getattr(module, "out_proj", None)
     if not isinstance(value, torch.nn.Linear) or value.weight.shape != (d_out, n):
         raise ProbeError(f"self.W_value should be nn.Linear({n}, {d_out})")
@@ -127,36 +99,33 @@ def dropout(student, seed, n, p, heads=None):
             if out_proj.bias is not None:
                 out_proj.bias.zero_()
     x = torch.eye(n).repeat(2, 1, 1)  # (2, n, n)
-    module.eval()
+    probing.call(module.eval)
     with torch.no_grad():
-        eval_out = output(module(x))
-        module.train()
+        eval_out = probing.output(module, x)
+        probing.call(module.train)
         torch.manual_seed(seed + 1)
-        with recording(module) as recorder:
-            train_out = output(module(x))
-    return {"$traced": {"eval": eval_out, "train": train_out}, "steps": recorder.steps}
+        with probing.recorded(module) as recorder:
+            train_out = module(x)
+    return probing.with_steps({"eval": eval_out, "train": probing.tensor(train_out, "the output of forward")}, recorder)
 
 
-def structure(student, args):
+def structure(student, args, name=CLASS):
     """The names of the module's buffers, parameters and state_dict entries, and the mask."""
-    module = build(student, 0, args)
-    buffers = dict(module.named_buffers())
+    module = probing.build(student, name, *args, seed=0)
+    with probing.student_code():
+        buffers = dict(module.named_buffers())
+        found = {
+            "parameters": [name for name, _ in module.named_parameters()],
+            "state_dict": sorted(module.state_dict()),
+            "mask_attribute": type(getattr(module, "mask", None)).__name__,
+        }
     mask = buffers.get("mask")
-    return {
-        "buffers": sorted(buffers),
-        "parameters": [name for name, _ in module.named_parameters()],
-        "state_dict": sorted(module.state_dict()),
-        "mask": exact_tensor(mask, "the mask buffer") if mask is not None else None,
-        "mask_attribute": type(getattr(module, "mask", None)).__name__,
-    }
+    return {"buffers": sorted(buffers), **found,
+            "mask": probing.tensor(mask, "the mask buffer") if mask is not None else None}
 
 
-def gradients(student, seed, args, x, kwargs=None):
+def gradients(student, seed, args, x, kwargs=None, name=CLASS):
     """Backpropagate a weighted sum of the output; the gradient of every parameter (None if none)."""
-    module = build(student, seed, args, kwargs)
-    out = module(x)
-    if not isinstance(out, torch.Tensor):
-        raise ProbeError(f"forward returned a {type(out).__name__}, not a tensor")
-    weights = torch.linspace(-1.0, 1.0, out.numel()).reshape(out.shape)
-    (out * weights).sum().backward()
-    return {name: (p.grad.detach().clone() if p.grad is not None else None) for name, p in module.named_parameters()}
+    module = probing.build(student, name, *args, seed=seed, kwargs=kwargs)
+    probing.backward(probing.call(module, x))
+    return probing.gradients(module)

@@ -3,22 +3,18 @@
 Runs inside the sandbox, next to student code: inputs only, never an expected value.
 """
 
-import torch
 from torch import nn
 
-from grader.sandbox.trace import recording
-from grader.sandbox.worker import ProbeError, exact_tensor
+from grader import probing
+from grader.probing import ProbeError
 
 NAMES = ("W_query", "W_key", "W_value")
 
 
 def build(student, seed, d_in, d_out, qkv_bias=None):
     """``SelfAttention_v2(d_in, d_out[, qkv_bias=...])`` built right after ``torch.manual_seed(seed)``."""
-    cls = getattr(student, "SelfAttention_v2", None)
-    if cls is None:
-        raise ProbeError("your module has no class named 'SelfAttention_v2'")
-    torch.manual_seed(seed)
-    return cls(d_in, d_out) if qkv_bias is None else cls(d_in, d_out, qkv_bias=qkv_bias)
+    return probing.build(student, "SelfAttention_v2", d_in, d_out, seed=seed,
+                         kwargs=None if qkv_bias is None else {"qkv_bias": qkv_bias})
 
 
 def describe(layer, what):
@@ -32,8 +28,8 @@ def describe(layer, what):
         "kind": "Linear",
         "in_features": int(layer.in_features),
         "out_features": int(layer.out_features),
-        "weight": exact_tensor(layer.weight.detach(), f"{what}.weight"),
-        "bias": None if bias is None else exact_tensor(bias.detach(), f"{what}.bias"),
+        "weight": probing.tensor(layer.weight.detach(), f"{what}.weight"),
+        "bias": None if bias is None else probing.tensor(bias.detach(), f"{what}.bias"),
     }
 
 
@@ -49,10 +45,7 @@ def forward(student, seed, d_in, d_out, xs, qkv_bias=None):
     """Build the module once, describe its layers, and apply it to each input in ``xs``
     (recording the steps of each forward pass)."""
     module = build(student, seed, d_in, d_out, qkv_bias)
-    params = parameters(module)
-    with recording(module) as recorder:
-        outs = [module(x) for x in xs]
-    return {"$traced": {"params": params, "outs": outs}, "steps": recorder.steps}
+    return probing.on_each(module, xs, params=parameters(module))
 
 
 def projections(student, seed, d_in, d_out, x):
@@ -63,25 +56,11 @@ def projections(student, seed, d_in, d_out, x):
         layer = getattr(module, name, None)
         if not callable(layer):
             raise ProbeError(f"self.{name} should be an nn.Linear layer, but it is a {type(layer).__name__}")
-        result[key] = layer(x)
+        result[key] = probing.call(layer, x)
     return result
 
 
 def gradients(student, seed, d_in, d_out, x):
     """Back-propagate ``(module(x) ** 2).sum()``; say which parameters received a non-zero gradient."""
     module = build(student, seed, d_in, d_out)
-    out = module(x)
-    if not isinstance(out, torch.Tensor):
-        raise ProbeError(f"forward should return a torch.Tensor, but it returned a {type(out).__name__}")
-    loss = (out.float() ** 2).sum()
-    if loss.requires_grad:
-        loss.backward()
-
-    def reached(p):
-        return isinstance(p, torch.Tensor) and p.grad is not None and bool(p.grad.abs().sum() > 0)
-
-    return {
-        "output_requires_grad": bool(loss.requires_grad),
-        "attributes": {name: reached(getattr(getattr(module, name, None), "weight", None)) for name in NAMES},
-        "parameters": {name: reached(p) for name, p in module.named_parameters()},
-    }
+    return probing.reach(module, x, {name: getattr(getattr(module, name, None), "weight", None) for name in NAMES})

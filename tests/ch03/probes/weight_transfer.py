@@ -9,7 +9,7 @@ those names before the student's module, so only the copy function is the studen
 import torch
 from torch import nn
 
-from grader.sandbox.worker import ProbeError, exact_tensor
+from grader import probing
 
 NAMES = ("W_query", "W_key", "W_value")
 
@@ -26,7 +26,7 @@ def describe(value):
 def v2_weight(sa_v2, name):
     """``sa_v2.<name>.weight`` as a plain tensor (None if the student replaced the layer)."""
     weight = getattr(getattr(sa_v2, name, None), "weight", None)
-    return exact_tensor(weight.detach(), f"sa_v2.{name}.weight") if isinstance(weight, torch.Tensor) else None
+    return probing.tensor(weight.detach(), f"sa_v2.{name}.weight") if isinstance(weight, torch.Tensor) else None
 
 
 def transfer(student, seed, d_in, d_out, xs, v1_seed=None):
@@ -35,15 +35,13 @@ def transfer(student, seed, d_in, d_out, xs, v1_seed=None):
     import self_attention_v1  # the reference modules (see the module docstring)
     import self_attention_v2
 
-    copy = getattr(student, "copy_v2_weights_into_v1", None)
-    if copy is None:
-        raise ProbeError("your module has no function named 'copy_v2_weights_into_v1'")
+    copy = probing.part(student, "copy_v2_weights_into_v1", "function")
     torch.manual_seed(seed)
     sa_v2 = self_attention_v2.SelfAttention_v2(d_in, d_out)
     if v1_seed is not None:
         torch.manual_seed(v1_seed)
     sa_v1 = self_attention_v1.SelfAttention_v1(d_in, d_out)
-    copy(sa_v1, sa_v2)
+    probing.call(copy, sa_v1, sa_v2)
 
     result = {
         "v1_params": {name: describe(getattr(sa_v1, name, None)) for name in NAMES},
@@ -52,19 +50,14 @@ def transfer(student, seed, d_in, d_out, xs, v1_seed=None):
         "v2_named": [name for name, _ in sa_v2.named_parameters()],
     }
     with torch.no_grad():
-        result["v2"] = [sa_v2(x) for x in xs]
-    try:
-        outs = [sa_v1(x) for x in xs]
-    except Exception as exc:  # noqa: BLE001 - the usual cause: untransposed weights
-        result["v1_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        result["v2"] = [probing.call(sa_v2, x) for x in xs]
+    outs, error = probing.caught(lambda: [sa_v1(x) for x in xs])
+    if error is not None:  # the usual cause: untransposed weights
+        result["v1_error"] = f"{type(error).__name__}: {error}"[:300]
         return result
     result["v1"] = outs
-
-    def reached(p):
-        return isinstance(p, torch.Tensor) and p.grad is not None and bool(p.grad.abs().sum() > 0)
-
     loss = sum((out.float() ** 2).sum() for out in outs)
     if isinstance(loss, torch.Tensor) and loss.requires_grad:
-        loss.backward()
-    result["v1_gradients"] = {name: reached(getattr(sa_v1, name, None)) for name in NAMES}
+        probing.call(loss.backward)
+    result["v1_gradients"] = {name: probing.reached(getattr(sa_v1, name, None)) for name in NAMES}
     return result

@@ -4,26 +4,15 @@ code: inputs only, never an expected value.
 
 import torch
 
-from grader.sandbox.trace import recording
-from grader.sandbox.worker import ProbeError
+from grader import probing
+from grader.probing import ProbeError
 
-
-def build(student, args: list, train: bool = False, seed: int = 0):
-    """``student.PositionalEncoding(*args)`` after seeding torch, in train or eval mode."""
-    cls = getattr(student, "PositionalEncoding", None)
-    if cls is None:
-        raise ProbeError("your module has no class named 'PositionalEncoding'")
-    torch.manual_seed(seed)
-    module = cls(*args)
-    if not isinstance(module, torch.nn.Module):
-        raise ProbeError("PositionalEncoding should be a subclass of nn.Module")
-    module.train(train)
-    return module
+CLASS = "PositionalEncoding"
 
 
 def table(student, args):
     """The position table ``self.P`` (a parameter or buffer is read as a plain tensor)."""
-    P = getattr(build(student, args), "P", None)
+    P = probing.attribute(probing.build(student, CLASS, *args, seed=0, train=False), "P")
     if not isinstance(P, torch.Tensor):
         raise ProbeError("PositionalEncoding should keep its table as a tensor in self.P")
     return P.detach()
@@ -31,15 +20,15 @@ def table(student, args):
 
 def encode(student, args, X, train=False):
     """``forward(X)`` in eval mode (or in training mode, with dropout active), with its steps."""
-    module = build(student, args, train)
-    with recording(module) as recorder:
+    module = probing.build(student, CLASS, *args, seed=0, train=train)
+    with probing.recorded(module) as recorder:
         output = module(X)
-    return {"$traced": output, "steps": recorder.steps}
+    return probing.with_steps(output, recorder)
 
 
 def train_and_eval(student, args, X):
     """``forward(X)`` of one module in eval mode, then in training mode (dropout active)."""
-    module = build(student, args)
-    evaluated = module(X)
-    module.train()
-    return {"eval": evaluated, "train": module(X)}
+    module = probing.build(student, CLASS, *args, seed=0, train=False)
+    evaluated = probing.call(module, X)
+    probing.call(module.train)
+    return {"eval": evaluated, "train": probing.call(module, X)}

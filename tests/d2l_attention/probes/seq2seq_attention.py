@@ -6,21 +6,10 @@ the trusted tests build the reference, and feeds it encoder outputs made by the 
 
 import torch
 
-from grader.sandbox.worker import ProbeError
+from grader import probing
+from grader.probing import ProbeError
 
-
-def build(student, name: str, args: list, seed: int | None = None, train: bool = False):
-    """``student.<name>(*args)`` (after seeding torch if asked), in train or eval mode."""
-    cls = getattr(student, name, None)
-    if cls is None:
-        raise ProbeError(f"your module has no class named {name!r}")
-    if seed is not None:
-        torch.manual_seed(seed)
-    module = cls(*args)
-    if not isinstance(module, torch.nn.Module):
-        raise ProbeError(f"{name} should be a subclass of nn.Module")
-    module.train(train)
-    return module
+DECODER, ENCODER = "Seq2SeqAttentionDecoder", "Seq2SeqEncoder"
 
 
 def as_list(value, what: str) -> list:
@@ -32,20 +21,21 @@ def as_list(value, what: str) -> list:
 
 def kept_weights(module):
     """``module.attention_weights`` as a list of tensors, or None if it is not one (a test says why)."""
-    try:
-        weights = module.attention_weights
-    except NotImplementedError:
-        raise
-    except Exception:  # noqa: BLE001 - a broken property is reported by the test as missing weights
-        return None
+    weights = probing.attribute(module, "attention_weights")
     if type(weights) not in (list, tuple) or not all(type(w) is torch.Tensor for w in weights):
         return None
     return list(weights)
 
 
+def start(module, enc_outputs, enc_state, enc_valid_lens) -> list:
+    """The decoder's ``init_state`` on encoder outputs given by the test."""
+    state = probing.call(module.init_state, (enc_outputs, enc_state), enc_valid_lens)
+    return as_list(state, "init_state's result")
+
+
 def step(module, X, state):
     """One forward call; the output and the returned state."""
-    result = module(X, state)
+    result = probing.call(module, X, state)
     if type(result) not in (list, tuple) or len(result) != 2:
         raise ProbeError("forward should return a pair (outputs, state)")
     return result[0], as_list(result[1], "the state that forward returns")
@@ -53,52 +43,44 @@ def step(module, X, state):
 
 def decode(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, train=False):
     """``init_state`` then ``forward`` on encoder outputs given by the test."""
-    module = build(student, "Seq2SeqAttentionDecoder", args, seed, train)
-    state = as_list(module.init_state((enc_outputs, enc_state), enc_valid_lens), "init_state's result")
+    module = probing.build(student, DECODER, *args, seed=seed, train=train)
+    state = start(module, enc_outputs, enc_state, enc_valid_lens)
     output, new_state = step(module, X, state)
     return {"init": state, "output": output, "state": new_state, "weights": kept_weights(module)}
 
 
 def decode_twice(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens):
     """Two forward calls of the same decoder in eval mode, from the same state."""
-    module = build(student, "Seq2SeqAttentionDecoder", args, seed)
-    state = as_list(module.init_state((enc_outputs, enc_state), enc_valid_lens), "init_state's result")
+    module = probing.build(student, DECODER, *args, seed=seed, train=False)
+    state = start(module, enc_outputs, enc_state, enc_valid_lens)
     return {"first": step(module, X, state)[0], "second": step(module, X, state)[0]}
 
 
 def book_example(student, args, seed, X):
     """The book's example: the student's encoder and decoder, seeded one after the other, eval mode."""
     torch.manual_seed(seed)
-    encoder = build(student, "Seq2SeqEncoder", args)
-    decoder = build(student, "Seq2SeqAttentionDecoder", args)
-    state = as_list(decoder.init_state(encoder(X), None), "init_state's result")
+    encoder = probing.build(student, ENCODER, *args, train=False)
+    decoder = probing.build(student, DECODER, *args, train=False)
+    state = as_list(probing.call(decoder.init_state, probing.call(encoder, X), None), "init_state's result")
     output, new_state = step(decoder, X, state)
     return {"output": output, "state": new_state, "weights": kept_weights(decoder)}
 
 
 def parameters(student, args, seed):
     """Names and shapes of the decoder's parameters, in the order they were registered."""
-    module = build(student, "Seq2SeqAttentionDecoder", args, seed)
+    module = probing.build(student, DECODER, *args, seed=seed, train=False)
     return [[name, list(p.shape)] for name, p in module.named_parameters()]
 
 
 def gradients(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, upstream):
     """Gradients of ``(output * upstream).sum()`` for every parameter and the encoder's outputs and state."""
-    module = build(student, "Seq2SeqAttentionDecoder", args, seed)
-    enc_outputs.requires_grad_(True)
-    enc_state.requires_grad_(True)
-    state = as_list(module.init_state((enc_outputs, enc_state), enc_valid_lens), "init_state's result")
-    output, _ = step(module, X, state)
-    if not isinstance(output, torch.Tensor) or output.shape != upstream.shape:
-        raise ProbeError(f"forward should return outputs of shape {tuple(upstream.shape)}")
-    if output.requires_grad:
-        (output * upstream).sum().backward()
-    grads = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
-    grads.update({"encoder outputs": enc_outputs.grad, "encoder state": enc_state.grad})
-    return grads
+    module = probing.build(student, DECODER, *args, seed=seed, train=False)
+    inputs = {"encoder outputs": enc_outputs, "encoder state": enc_state}
+    return probing.gradients_through(
+        module, lambda: step(module, X, start(module, enc_outputs, enc_state, enc_valid_lens))[0], inputs, upstream)
 
 
 def init(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens):
     """``init_state`` alone (``X`` is unused: the tests pass every probe the same inputs)."""
-    module = build(student, "Seq2SeqAttentionDecoder", args, seed)
-    return as_list(module.init_state((enc_outputs, enc_state), enc_valid_lens), "init_state's result")
+    module = probing.build(student, DECODER, *args, seed=seed, train=False)
+    return start(module, enc_outputs, enc_state, enc_valid_lens)

@@ -1,0 +1,293 @@
+"""The probing API: what the probes of a grading suite import (hidden and public suites alike).
+
+A probe is a function ``probe(student, **kwargs) -> plain data`` in
+``tests/<assignment>/probes/<stem>.py``. It runs inside the sandbox, next to the student's module
+``student``; it holds inputs, never an expected value. What it returns (numbers, strings, lists,
+dicts, exact ``torch.Tensor``s) goes back to the trusted tests, which compare it::
+
+    from grader import probing
+
+    def forward(student, seed, args, x, train=False):
+        module = probing.build(student, "CausalAttention", *args, seed=seed, train=train)
+        return probing.traced(module, x)          # the output, and the steps it took
+
+**Whose fault.** An exception that leaves a probe is the student's when it went through the
+student's module (a frame of theirs is in its traceback), when it left a block run under
+:func:`student_code` (every helper here that calls into student code uses it), or when it is a
+:class:`ProbeError` (the probe's message for a result that cannot be graded). Anything else is a
+bug of the probe itself: the grader reports it as a grader error, never as the student's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import traceback
+from pathlib import Path
+
+import torch
+
+from grader.sandbox.trace import recording
+
+STUDENT_FAULT = "_grader_student_fault"  # set on an exception that left student code
+
+
+class ProbeError(Exception):
+    """Raised by a probe when student code gave something that cannot be graded; its message is
+    shown to the student."""
+
+
+# -- whose fault ------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def student_code():
+    """Run student code: an exception that leaves this block is the student's, not the probe's."""
+    try:
+        yield
+    except BaseException as exc:
+        with contextlib.suppress(Exception):
+            setattr(exc, STUDENT_FAULT, True)
+        raise
+
+
+def is_students(exc: BaseException, student_dir: str) -> bool:
+    """Whether ``exc`` is the student's (see the module docstring) and not a bug of the probe."""
+    if isinstance(exc, (ProbeError, SyntaxError)):
+        return True
+    try:
+        if getattr(exc, STUDENT_FAULT, False):
+            return True
+    except Exception:  # noqa: BLE001 - an exception of the student's own making
+        return True
+    folder = os.path.join(os.path.abspath(student_dir), "")
+    return any(os.path.abspath(frame.f_code.co_filename).startswith(folder)
+               for frame, _ in traceback.walk_tb(exc.__traceback__))
+
+
+def describe_exception(exc: BaseException, student_dir: str) -> dict:
+    """An account of an exception that left a probe: the student's (short, readable, with the
+    line of their code) or the probe's own (``grader_fault``, with the probe's line)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    students = is_students(exc, student_dir)
+    folder = os.path.join(os.path.abspath(student_dir), "")
+    mine = [f for f in frames if os.path.abspath(f.filename).startswith(folder)]
+    where = f"{os.path.basename(mine[-1].filename)}, line {mine[-1].lineno}, in {mine[-1].name}" if mine else ""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where = f"{os.path.basename(exc.filename)}, line {exc.lineno}"
+    message = f"your code called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else str(exc)[:500]
+    account = {
+        "type": type(exc).__name__,
+        "message": message,
+        "where": where,
+        "not_attempted": isinstance(exc, NotImplementedError) and students,
+        "probe_error": isinstance(exc, ProbeError),
+    }
+    if not students:
+        last = frames[-1] if frames else None
+        account["grader_fault"] = True
+        shown = "/".join(Path(last.filename).parts[-2:]) if last else ""  # probes/<stem>.py
+        account["where"] = f"{shown}, line {last.lineno}, in {last.name}" if last else ""
+    return account
+
+
+def explain(exc: BaseException, student) -> str:
+    """``Type: message (file, line N, in f)`` for an exception of ``student``'s code."""
+    info = describe_exception(exc, os.path.dirname(getattr(student, "__file__", "") or "") or os.sep)
+    where = f" ({info['where']})" if info["where"] else ""
+    return f"{info['type']}: {info['message']}{where}"
+
+
+def caught(function, *args, **kwargs):
+    """``(function(*args, **kwargs), None)``, or ``(None, exception)`` when student code raised
+    one that a test judges. Not attempted yet (NotImplementedError) and ProbeError still raise."""
+    try:
+        with student_code():
+            return function(*args, **kwargs), None
+    except (ProbeError, NotImplementedError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - which error it is, is what the test looks at
+        return None, exc
+
+
+# -- reaching and building the student's code ----------------------------------------------------------
+def part(student, name: str, kind: str = "function or class"):
+    """``student.<name>``, or a ProbeError saying the module has no such function or class."""
+    with student_code():
+        found = getattr(student, name, None)
+    if found is None:
+        raise ProbeError(f"your module has no {kind} named {name!r}")
+    return found
+
+
+def call(function, *args, **kwargs):
+    """``function(*args, **kwargs)``: a call into student code (its exceptions are the student's)."""
+    with student_code():
+        return function(*args, **kwargs)
+
+
+def build(student, name: str, *args, seed: int | None = None, train: bool | None = None, kwargs: dict | None = None,
+          kind: str = "class"):
+    """``student.<name>(*args, **kwargs)`` built right after ``torch.manual_seed(seed)`` (if
+    given), as the trusted tests build the reference: an ``nn.Module`` (``name`` is a class, or a
+    function returning one: ``kind="function"``), set to training or eval mode when ``train`` is given."""
+    factory = part(student, name, kind)
+    if seed is not None:
+        torch.manual_seed(seed)
+    module = call(factory, *args, **(kwargs or {}))
+    if not isinstance(module, torch.nn.Module):
+        if kind == "class":
+            raise ProbeError(f"{name} should be a subclass of nn.Module")
+        raise ProbeError(f"{name} returned a {type(module).__name__}, not a module")
+    if train is not None:
+        call(module.train, train)
+    return module
+
+
+def sibling(probe_file: str, stem: str):
+    """The probes of another module of the same suite (``sibling(__file__, "causal")``)."""
+    spec = importlib.util.spec_from_file_location(f"_probes_sibling_{stem}", Path(probe_file).with_name(f"{stem}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- what comes back ---------------------------------------------------------------------------------------
+def tensor(value, what: str) -> torch.Tensor:
+    """A copy of ``value`` if it is exactly a ``torch.Tensor`` (not a subclass), else a ProbeError."""
+    if type(value) is torch.Tensor:
+        return value.detach().clone()
+    if isinstance(value, torch.Tensor):
+        raise ProbeError(f"{what} is a {type(value).__name__}, a subclass of torch.Tensor; return a plain torch.Tensor")
+    raise ProbeError(f"{what} should be a torch.Tensor, but it is a {type(value).__name__}")
+
+
+def tensor_or_none(value):
+    """``value`` if it is exactly a ``torch.Tensor``, else None (the test says what is missing)."""
+    return value if type(value) is torch.Tensor else None
+
+
+def int_or_none(value):
+    """``value`` if it is exactly an ``int``, else None."""
+    return value if type(value) is int else None
+
+
+def output(module, *inputs, what: str = "the output of forward") -> torch.Tensor:
+    """``module(*inputs)``, which must be exactly a tensor."""
+    return tensor(call(module, *inputs), what)
+
+
+# -- the steps of a computation ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def recorded(module=None):
+    """Record the steps of the student code run in the block (``grader.sandbox.trace``); yields
+    the recorder. Exceptions that leave the block are the student's."""
+    with recording(module) as recorder, student_code():
+        yield recorder
+
+
+def with_steps(value, recorder) -> dict:
+    """A probe's result that carries the recorded steps (the test sees only ``value``)."""
+    return {"$traced": value, "steps": recorder.steps}
+
+
+def traced(module, *inputs, what: str = "the output of forward") -> dict:
+    """``module(*inputs)`` (exactly a tensor) with the steps it took."""
+    with recorded(module) as recorder:
+        out = module(*inputs)
+    return with_steps(tensor(out, what), recorder)
+
+
+def on_each(module, inputs: list, **alongside) -> dict:
+    """``module(x)`` for every ``x`` of ``inputs`` (``"outs"``, with the steps of them all), and
+    ``alongside`` (what the probe noted before, e.g. the module's parameters)."""
+    with recorded(module) as recorder:
+        outs = [module(x) for x in inputs]
+    return with_steps({**alongside, "outs": outs}, recorder)
+
+
+def softmax_weights(steps, n: int, which: str = "softmax", dims: int | None = None):
+    """The last recorded ``which`` step ("softmax", or "softmax input" for the scores softmax
+    received) ending in ``(n, n)``, with ``dims`` dimensions if given; None if there is none (a
+    softmax written by hand)."""
+    for label, t in reversed(steps):
+        if label == which and t.dim() >= 2 and tuple(t.shape[-2:]) == (n, n) and (dims is None or t.dim() == dims):
+            return t
+    return None
+
+
+# -- gradients ------------------------------------------------------------------------------------------------
+def backward(output, upstream: torch.Tensor | None = None, what: str = "forward") -> None:
+    """Back-propagate ``(output * upstream).sum()`` (``upstream`` defaults to evenly spaced
+    weights from -1 to 1), if the output has a graph at all."""
+    if not isinstance(output, torch.Tensor):
+        raise ProbeError(f"{what} returned a {type(output).__name__}, not a tensor")
+    if upstream is None:
+        upstream = torch.linspace(-1.0, 1.0, output.numel()).reshape(output.shape)
+    elif output.shape != upstream.shape:
+        raise ProbeError(f"{what} should return a tensor of shape {tuple(upstream.shape)}")
+    with student_code():
+        if output.requires_grad:
+            (output * upstream).sum().backward()
+
+
+def gradients(named, prefix: str = "") -> dict:
+    """``{prefix + name: its gradient or None}`` of ``named`` (a module's parameters, or a dict
+    of input tensors)."""
+    items = named.named_parameters() if isinstance(named, torch.nn.Module) else named.items()
+    return {f"{prefix}{name}": (t.grad.detach().clone() if t.grad is not None else None) for name, t in items}
+
+
+def gradients_through(module, run, inputs: dict, upstream: torch.Tensor) -> dict:
+    """Gradients of ``(run() * upstream).sum()`` (``run`` calls the student's ``module`` on
+    ``inputs``) for every parameter (``"parameter <name>"``) and every input, None where none reached."""
+    for value in inputs.values():
+        value.requires_grad_(True)
+    backward(call(run), upstream)
+    return {**gradients(module, prefix="parameter "), **gradients(inputs)}
+
+
+def attribute(value, dotted: str):
+    """``value.a.b`` for ``dotted="a.b"``, or None where an attribute is missing or its property
+    fails (the test says what is missing); not attempted yet (NotImplementedError) still raises."""
+    for name in dotted.split("."):
+        try:
+            with student_code():
+                value = getattr(value, name, None)
+        except NotImplementedError:
+            raise
+        except Exception:  # noqa: BLE001 - a broken property counts as missing
+            return None
+    return value
+
+
+def reached(value) -> bool:
+    """Whether a non-zero gradient reached ``value`` (a tensor; anything else: no)."""
+    return isinstance(value, torch.Tensor) and value.grad is not None and bool(value.grad.abs().sum() > 0)
+
+
+def reach(module, x, watched: dict) -> dict:
+    """Back-propagate ``(module(x) ** 2).sum()``; whether a non-zero gradient reached each of
+    ``watched`` (name: tensor of the module) and each registered parameter."""
+    out = call(module, x)
+    if not isinstance(out, torch.Tensor):
+        raise ProbeError(f"forward should return a torch.Tensor, but it returned a {type(out).__name__}")
+    with student_code():
+        loss = (out.float() ** 2).sum()
+        if loss.requires_grad:
+            loss.backward()
+    return {
+        "output_requires_grad": bool(loss.requires_grad),
+        "attributes": {name: reached(value) for name, value in watched.items()},
+        "parameters": {name: reached(p) for name, p in module.named_parameters()},
+    }
+
+
+def call_function(student, function: str, args: list, seed: int | None = None):
+    """The built-in probe of ``@calls(...)``: ``student.<function>(*args)``, after seeding torch
+    if asked, with its steps."""
+    target = part(student, function)
+    if seed is not None:
+        torch.manual_seed(seed)
+    with recorded() as recorder:
+        result = target(*args)
+    return with_steps(result, recorder)

@@ -1,0 +1,141 @@
+"""Mistakes of a suite's author are grader errors, never the student's: a misspelt probe name,
+arguments a probe does not take, a bug in a probe's own code, a test without points. A probe
+failing on what the student's code gave stays the student's error."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from grader import probe_specs, probing
+from grader.sandbox.worker import BUILTIN_PROBES
+from project_tests.helpers import ROOT, exercise, grade_cli, make_submission, mutate, solution_sources
+
+SHAPE_PROBE = '''
+
+def scores_shape(student, inputs):
+    """The shape of attention_scores(inputs, inputs[0]), read without checking it is a tensor."""
+    return list(student.attention_scores(inputs, inputs[0]).shape)
+'''
+SHAPE_TEST = '''
+
+@pytest.mark.points(1)
+@pytest.mark.probe("scores_shape", inputs=INPUTS)
+def test_scores_shape(probed):
+    assert probed == [6]
+'''
+UNPOINTED_TEST = '''
+
+def test_without_points():
+    pass
+'''
+
+
+def edit(path, old, new):
+    path.write_text(mutate(path.read_text(), old, new))
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    """ch03's hidden suite with an author's mistake of every kind (and one honest new probe)."""
+    suite = tmp_path_factory.mktemp("copy") / "tests" / "ch03"
+    shutil.copytree(ROOT / "tests" / "ch03", suite, ignore=shutil.ignore_patterns("__pycache__"))
+    edit(suite / "test_causal.py", '@pytest.mark.probe("forward", seed=123, args=[3, 2, 6, 0.0]',
+         '@pytest.mark.probe("froward", seed=123, args=[3, 2, 6, 0.0]')
+    edit(suite / "test_causal.py", '@pytest.mark.probe("forward", seed=7,', '@pytest.mark.probe("forward", sed=7,')
+    edit(suite / "probes" / "causal.py", "    return probing.gradients(module)\n", "    return probing.gradiants(module)\n")
+    with (suite / "probes" / "simple_attention.py").open("a") as probes:
+        probes.write(SHAPE_PROBE)
+    with (suite / "test_simple_attention.py").open("a") as tests:
+        tests.write(SHAPE_TEST)
+    with (suite / "test_self_attention_v1.py").open("a") as tests:
+        tests.write(UNPOINTED_TEST)
+    return suite
+
+
+@pytest.fixture(scope="module")
+def graded(suite, tmp_path_factory):
+    """The solutions, and the solutions whose attention_scores returns a list, graded with ``suite``."""
+    base = tmp_path_factory.mktemp("graded")
+    listed = mutate(solution_sources("ch03")["simple_attention"], "    return inputs @ query\n",
+                    "    return (inputs @ query).tolist()\n")
+    return {name: grade_cli(make_submission(base / name, "ch03", overrides), "ch03", "--suite", str(suite))
+            for name, overrides in (("solutions", {}), ("listed", {"simple_attention": listed}))}
+
+
+def result(report, stem, test):
+    return next(t for t in exercise(report, stem)["tests"] if t["name"] == test)
+
+
+def test_each_mistake_of_the_suite_is_a_grader_error_naming_test_file_and_problem(graded):
+    proc, report = graded["solutions"]
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    errors = "\n".join(report["grader_errors"])
+    assert len(report["grader_errors"]) == 5, report["grader_errors"]
+    assert ("test_causal.py::test_causal_attention_textbook: the probe file tests/ch03/probes/causal.py "
+            "has no function 'froward' (did you mean 'forward'?)") in errors
+    assert ("test_causal.py::test_causal_attention_other_seeds_sizes: probe 'forward' in tests/ch03/probes/causal.py "
+            "takes no argument 'sed' and needs 'seed', which the marker does not give") in errors
+    for test, stem in (("test_causal.py::test_causal_attention_gradients", "causal"), ("test_mha.py::test_mha_gradients", "mha")):
+        assert (f"{test}: probe 'gradients' of probes/{stem}.py failed in its own code (at probes/causal.py, line "
+                in errors)  # mha's probe is causal's
+    assert "AttributeError: module 'grader.probing' has no attribute 'gradiants'" in errors
+    assert "test_self_attention_v1.py::test_without_points: this test has no points: give it @pytest.mark.points(N)" in errors
+    for stem, test in (("causal", "test_causal_attention_textbook"), ("causal", "test_causal_attention_other_seeds_sizes"),
+                       ("causal", "test_causal_attention_gradients"), ("mha", "test_mha_gradients")):
+        found = result(report, stem, test)
+        assert found["status"] == "error" and found["message"].startswith("the grader could not run this check"), found
+    assert result(report, "simple_attention", "test_scores_shape")["status"] == "passed"
+    assert report["max_score"] == 76 and report["score"] == 76 - 2 - 1 - 1 - 1
+
+
+def test_a_probe_failing_on_what_the_student_gave_is_the_students_error(graded):
+    proc, report = graded["listed"]
+    found = result(report, "simple_attention", "test_scores_shape")
+    assert found["status"] == "error"
+    assert found["message"] == ("the check could not use what your code gave "
+                                "(AttributeError: 'list' object has no attribute 'shape')"), found
+    assert len(report["grader_errors"]) == 5 and not any("scores_shape" in e for e in report["grader_errors"])
+
+
+def test_probe_markers_are_checked_against_the_signature(tmp_path):
+    probes = tmp_path / "probes.py"
+    probes.write_text("def p(student, a, b=1, *, c, d=2):\n    pass\n\n\ndef none():\n    pass\n")
+
+    def problem(*args, **kwargs):
+        return probe_specs.problem(*args[:1], args[1:], kwargs, probes, BUILTIN_PROBES)
+
+    assert problem("p", a=1, c=3) == "" and problem("p", a=1, b=2, c=3, d=4) == ""
+    assert problem("p", a=1) == f"probe 'p' in {probes} needs 'c', which the marker does not give"
+    assert problem("p", a=1, c=3, e=5) == f"probe 'p' in {probes} takes no argument 'e'"
+    assert "takes its arguments by keyword only" in problem("p", 1, a=1, c=3)
+    assert "must take the student's module as its first positional parameter" in problem("none")
+    assert problem("call", function="f", args=[]) == ""  # the built-in probe of @calls
+    assert "needs 'args'" in problem("call", function="f")
+    probes.write_text("def p(student:\n")
+    assert "cannot be read: SyntaxError" in problem("p")
+
+
+def test_whose_fault_an_exception_is(tmp_path):
+    student_dir = tmp_path / "submission"
+    student_dir.mkdir()
+    (student_dir / "mine.py").write_text("def boom():\n    raise ValueError('mine')\n")
+    namespace = {}
+    exec(compile((student_dir / "mine.py").read_text(), str(student_dir / "mine.py"), "exec"), namespace)
+
+    def account(function):
+        try:
+            function()
+        except Exception as exc:  # noqa: BLE001
+            return probing.describe_exception(exc, str(student_dir))
+
+    students = account(namespace["boom"])
+    assert students["where"] == "mine.py, line 2, in boom" and "grader_fault" not in students
+    probes = account(lambda: {}.missing)
+    assert probes["grader_fault"] and probes["type"] == "AttributeError"
+    assert probes["where"].startswith("project_tests/test_probing.py, line ")
+    called = account(lambda: probing.call(int, "not a number"))  # raised in C, called from student_code
+    assert "grader_fault" not in called and called["type"] == "ValueError"
+    refused = account(lambda: probing.tensor([1], "the result"))
+    assert refused["probe_error"] and "grader_fault" not in refused
