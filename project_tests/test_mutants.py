@@ -13,6 +13,7 @@ import tomllib
 import pytest
 
 from grader import catalog
+from grader import rubric as rubrics
 from project_tests.helpers import ROOT, assignments, exercise, grade_many, make_submission, mutate, solution_sources
 
 
@@ -67,13 +68,12 @@ def test_every_mutant_loses_points_in_its_module_only(graded_mutants):
 
 def test_every_hidden_test_fails_on_some_mutant(graded_mutants):
     assignment, reports = graded_mutants
-    rubric = tomllib.loads((ROOT / "tests" / assignment / "rubric.toml").read_text())
-    for stem, spec in rubric["exercises"].items():
+    for module in rubrics.load(ROOT / "tests" / assignment, assignment).exercises:
         killed = set()
         for (mutated, _), report in reports.items():
-            if mutated == stem:
-                killed |= {t["name"].split("[")[0] for t in exercise(report, stem)["tests"] if t["status"] != "passed"}
-        assert set(spec["points"]) - killed == set(), f"{stem}: tests no mutant fails"
+            if mutated == module.name:
+                killed |= {t["name"].split("[")[0] for t in exercise(report, module.name)["tests"] if t["status"] != "passed"}
+        assert set(module.points) - killed == set(), f"{module.name}: tests no mutant fails"
 
 
 def test_hard_coded_outputs_are_caught_by_behaviour_checks(graded_mutants):
