@@ -24,6 +24,7 @@ if __name__ == "__main__":  # started by path with -I: make the grader package i
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from grader.sandbox import confine, hugepages, linux, wire, worker  # noqa: E402
+from grader.sandbox.capture import Capture  # noqa: E402
 
 ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started
 
@@ -92,22 +93,22 @@ def handle(conn: socket.socket) -> None:
     stream = conn.makefile("rwb")
     plan = json.loads(stream.readline())
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
-    modules = list(plan["modules"].items())
-    running: dict[int, tuple] = {}  # pid -> (stem, supervisor pipe)
-    while modules or running:
-        while modules and len(running) < plan["limits"]["workers"]:
-            stem, spec = modules.pop(0)
+    groups = module_groups(plan)
+    running: dict[int, tuple] = {}  # pid -> (stems, supervisor pipe)
+    while groups or running:
+        while groups and len(running) < plan["limits"]["workers"]:
+            group = groups.pop(0)
             read_end, write_end = os.pipe()
             pid = os.fork()
             if pid == 0:
                 os.close(read_end)
                 linux.die_with_parent()
                 with os.fdopen(write_end, "w") as out:
-                    for event in supervise(plan, stem, spec):
+                    for event in supervise_group(plan, group):
                         out.write(json.dumps(event) + "\n")
                 os._exit(0)
             os.close(write_end)
-            running[pid] = (stem, os.fdopen(read_end, "r"))
+            running[pid] = (group, os.fdopen(read_end, "r"))
         # Relay one finished supervisor at a time, in whatever order they finish.
         ready, _, _ = select.select([pipe for _, pipe in running.values()], [], [])
         for pid, (_stem, pipe) in list(running.items()):
@@ -122,32 +123,69 @@ def handle(conn: socket.socket) -> None:
     emit({"event": "done"})
 
 
-def supervise(plan: dict, stem: str, spec: dict):
-    """Run ``stem``'s probes in workers, restarting after a hang or crash; yield events."""
+def module_groups(plan: dict) -> list[list[tuple[str, dict]]]:
+    """The plan's modules in groups, each run in turn by one supervisor in one Box.
+
+    With several workers at a time, a group per module (modules run side by side). With one,
+    as few groups as can be: the namespaces and root are then built once per group, not once
+    per module. A module never shares a group with a module that uses its reference (the
+    reference is loaded in the group's supervisor: it must not be there when the student's
+    own version of that module is graded).
+    """
+    modules = list(plan["modules"].items())
+    if plan["limits"]["workers"] != 1:
+        return [[module] for module in modules]
+    groups: list[list[tuple[str, dict]]] = []
+    for stem, spec in modules:
+        for group in groups:
+            stems = {s for s, _ in group} | {stem}
+            references = {dep for _, sp in group for dep in sp.get("uses", {})} | set(spec.get("uses", {}))
+            if not stems & references:
+                group.append((stem, spec))
+                break
+        else:
+            groups.append([(stem, spec)])
+    return groups
+
+
+def supervise_group(plan: dict, group: list[tuple[str, dict]]):
+    """Load every module's probes and references, build one Box, run the modules in turn; yield events."""
+    prepared = [(stem, spec, *prepare(stem, spec)) for stem, spec in group]  # before the box: our files are readable only here
+    box = confine.Box(plan["limits"], plan["sandbox_dir"], ISOLATION)
+    try:
+        for stem, spec, probes_module, references in prepared:
+            yield from supervise(plan, stem, spec, box, probes_module, references)
+    finally:
+        box.close()
+
+
+def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict):
+    """Run ``stem``'s probes in workers in ``box``, restarting after a hang or crash; yield events."""
     limits = plan["limits"]
     probes = spec["probes"]
     budget_end = time.monotonic() + limits["module_budget"]
-    probes_module = prepare(stem, spec)  # before the box: the grader's own files are readable only here
-    box = confine.Box(limits, plan["sandbox_dir"], ISOLATION)
+    box.output = Capture(limits.get("output_chars", 2000))  # this module's output only
     yield {"module": stem, "event": "isolation", "mode": box.mode}
+
+    def run(channel, base: int) -> None:  # in the worker: the references this module builds on, under their stems
+        sys.modules.update(references)
+        worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:])
+
     next_probe = 0
-    try:
-        while next_probe < len(probes) and time.monotonic() < budget_end:
-            base = next_probe
-            proc = box.spawn(lambda channel, base=base: worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:]))
-            for event in watch(proc, limits, budget_end, len(probes) - base):
-                if event["outcome"] == "module_error":
-                    for probe in probes[base:]:
-                        yield {"module": stem, "id": probe["id"], **event}
-                    next_probe = len(probes)
-                elif event["outcome"] != "ready":
-                    index = event.pop("index")
-                    yield {"module": stem, "id": probes[base + index]["id"], **event}
-                    next_probe = base + index + 1
-            proc.finish()
-            box.sweep()
-    finally:
-        box.close()
+    while next_probe < len(probes) and time.monotonic() < budget_end:
+        base = next_probe
+        proc = box.spawn(lambda channel, base=base: run(channel, base))
+        for event in watch(proc, limits, budget_end, len(probes) - base):
+            if event["outcome"] == "module_error":
+                for probe in probes[base:]:
+                    yield {"module": stem, "id": probe["id"], **event}
+                next_probe = len(probes)
+            elif event["outcome"] != "ready":
+                index = event.pop("index")
+                yield {"module": stem, "id": probes[base + index]["id"], **event}
+                next_probe = base + index + 1
+        proc.finish()
+        box.sweep()
     for probe in probes[next_probe:]:
         error = {"message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}
         yield {"module": stem, "id": probe["id"], "outcome": "timeout", "error": error}
@@ -155,10 +193,14 @@ def supervise(plan: dict, stem: str, spec: dict):
 
 
 def prepare(stem: str, spec: dict):
-    """Load the reference modules ``stem`` builds on, and its probes (trusted code)."""
-    for dependency, path in spec.get("uses", {}).items():
+    """Load the reference modules ``stem`` builds on, and its probes (trusted code): return
+    the probes and the references, which are taken out of ``sys.modules`` again (a worker of
+    another module of the group must import its own)."""
+    uses = spec.get("uses", {})
+    for dependency, path in uses.items():
         worker.load_reference(dependency, path)
-    return worker.load_probes(stem, spec["probes_file"])
+    probes = worker.load_probes(stem, spec["probes_file"])
+    return probes, {dependency: sys.modules.pop(dependency) for dependency in uses}
 
 
 def watch(proc, limits: dict, budget_end: float, count: int):
