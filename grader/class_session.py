@@ -24,7 +24,7 @@ import pytest
 
 from grader import seeding, submission
 from grader.grade import load_rubric, report_of_run, run_suite
-from grader.sandbox import hugepages, linux
+from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
 from grader.settings import Settings
 
@@ -53,7 +53,6 @@ class ForkPerSubmission:
         # What collection made is shared by every child: kept out of the collector's way, so a
         # child's garbage collections neither walk nor copy (copy-on-write) those pages.
         gc.freeze()
-        hugepages.collapse()  # each fork copies 512 times fewer page-table entries (see the module)
         pending = list(enumerate(self.roots))
         running: dict[int, tuple[int, int, bytearray]] = {}
         while pending or running:

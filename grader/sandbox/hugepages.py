@@ -8,8 +8,10 @@ machines, paid for every grading process, handler, supervisor and worker. Collap
 needs 512 times fewer entries: measured here, a fork, a tiny torch op and an exit went from
 27 ms to 11 ms of CPU, for a one-off ~0.3 s.
 
-:func:`collapse` is called once, by a process that forks many children, after its warm-up
-(``gc.freeze`` first, so that what it collapses stays put). Where the call is unavailable
+:func:`collapse` is called once, by the zygote (which forks a handler per submission, and a
+supervisor and workers under it), after its warm-up (``gc.freeze`` first, so that what it
+collapses stays put). The batch's collecting process does not: it forks one process per
+submission, and there the one-off cost was not repaid in a class of 11 (measured). Where the call is unavailable
 (another OS, an older kernel, huge pages disabled) it does nothing: it is only a speed-up.
 """
 
