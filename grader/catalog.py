@@ -235,6 +235,20 @@ def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, fro
     return run_probe(function, module, frozen.kwargs)
 
 
+def warm(source, calls) -> None:
+    """Compute (and keep in this process's cache) every result that diagnosing these probes
+    may need: the reference's and each concept mistake's, for ``(stem, probe, kwargs)`` calls.
+
+    A batch calls it in its collecting process, so every grading process forked afterwards
+    finds them computed (:mod:`grader.class_session`). Random state is kept as it was
+    (:func:`run_probe`).
+    """
+    for stem, probe, kwargs in calls:
+        source.result(stem, None, probe, kwargs)
+        for name, _ in source.concepts(stem):
+            source.result(stem, name, probe, kwargs)
+
+
 def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[str]:
     """The concepts of ``stem``'s mistakes that reproduce the student's results.
 

@@ -119,9 +119,17 @@ def grade_class(
         plugin.pytest_collection_modifyitems(session, session.config, session.items)  # this submission's probes
         return taken
 
+    warmed: set[str] = set()
+
     def relay(index: int, data: bytes) -> None:
         out.write(f"{index} ".encode() + data.replace(b"\n", b" ") + b"\n")
         out.flush()
+        # A module that failed here is likely to fail for others too: what its diagnosis compares with
+        # (the reference's and the catalog's results) is computed once, here, for every later fork.
+        failing = failing_modules(data) - warmed
+        if failing:
+            warmed.update(failing)
+            warm_diagnosis(plugin, [call for call in plugin.calls.values() if call[0] in failing])
 
     forker = ForkPerSubmission(roots, jobs, start, relay)
     log = run_suite(settings.suite_for(assignment), settings.solutions_for(assignment), plugin, forker)
@@ -134,3 +142,25 @@ def grade_class(
         report.flags += extra_flags(root)
     with pipe:
         pipe.write(json.dumps(report.to_dict()).encode())
+
+
+def failing_modules(report: bytes) -> set[str]:
+    """The modules that lost points in a grading process's report (none if it is unreadable)."""
+    try:
+        return {e["name"] for e in json.loads(report)["exercises"] if e["score"] < e["max_score"]}
+    except (ValueError, KeyError, TypeError):
+        return set()
+
+
+def warm_diagnosis(plugin, calls: list) -> None:
+    """Compute, in this collecting process, the catalog's results for ``calls`` (see catalog.warm)."""
+    from grader import catalog
+    from grader.plugin import catalog_source
+
+    settings, assignment = plugin.settings, plugin.rubric.assignment
+    try:
+        source = catalog_source(settings.suite_for(assignment), settings.solutions_for(assignment))
+        if source is not None:
+            catalog.warm(source, calls)
+    except Exception:  # noqa: BLE001 - only a speed-up: each grading process computes what it lacks
+        pass

@@ -34,7 +34,7 @@ def grade_many(
     grading process. A submission whose grading process dies still gets a report (score 0,
     a grader error).
     """
-    with Sandbox() as sandbox:
+    with Sandbox(many=len(roots) > 1) as sandbox:
         from grader.grade import load_rubric
 
         rubric = load_rubric(assignment, settings)  # fails early for an unknown assignment

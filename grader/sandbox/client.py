@@ -47,7 +47,9 @@ class PlanResult:
 class Sandbox:
     """One zygote for a grading run; :meth:`run` may be called once per submission."""
 
-    def __init__(self, workdir: Path | None = None):
+    def __init__(self, workdir: Path | None = None, *, many: bool = False):
+        """``many``: many plans will follow (a batch); the zygote then makes its forks cheaper
+        once, at start (:mod:`grader.sandbox.hugepages`), which a single plan would not repay."""
         # This process holds the secrets of the environment, the tests and the report's path:
         # no process of the same user may ptrace it or read its /proc files.
         from grader.sandbox import linux  # Linux only: imported here, so that other OSes can use this module's types
@@ -63,7 +65,7 @@ class Sandbox:
         self.log = open(private / "log", "w+b")
         env = {"PATH": os.defpath, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "HOME": str(private)}
         self.process = subprocess.Popen(
-            [sys.executable, "-I", str(ZYGOTE), self.socket_path, str(os.getpid())],
+            [sys.executable, "-I", str(ZYGOTE), self.socket_path, str(os.getpid()), *(["many"] if many else [])],
             env=env,
             cwd=private,
             stdin=subprocess.DEVNULL,

@@ -52,6 +52,7 @@ class Box:
 
     def __init__(self, limits: dict, sandbox_dir: str, isolation: str):
         self.limits = limits
+        self.sandbox_dir = sandbox_dir
         self.init: subprocess.Popen | None = None
         self.user_namespace = False
         self.output = Capture(limits.get("output_chars", 2000))
@@ -82,6 +83,7 @@ class Box:
                 os.setsid()
                 if self.init is not None:
                     _enter_worker_namespace()
+                    rootfs.renew_scratch(self.sandbox_dir, scratch_mb=4 * self.limits["file_mb"])
                 redirect_output(output_write)
                 channel = _keep_only(write_end)
                 confine(self.limits, user_namespace=self.user_namespace, seccomp=self.filtered)

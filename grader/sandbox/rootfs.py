@@ -74,8 +74,7 @@ def _build_root(sources: dict[str, int], sandbox_dir: str, scratch_mb: int) -> N
     new = tempfile.gettempdir()  # any folder: it is covered only in this mount namespace
     linux.mount("tmpfs", new, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "mode=0755,size=1m")
     try:
-        shown = [path for path in sources if path != sandbox_dir]
-        scratch = [d for d in ("/tmp", "/dev/shm") if not any(_inside(path, d) for path in shown)]
+        scratch = scratch_folders([path for path in sources if path != sandbox_dir])
         late = any(_inside(sandbox_dir, d) for d in scratch)  # bound once its scratch parent is mounted
         mounts = []
         for path, fd in sorted(sources.items()):
@@ -92,8 +91,7 @@ def _build_root(sources: dict[str, int], sandbox_dir: str, scratch_mb: int) -> N
             os.makedirs(new + folder, exist_ok=True)
         linux.mount_read_only(new, mounts, recursive=True)
         for folder in scratch:  # private, writable, small; gone with the namespace
-            linux.mount("tmpfs", new + folder, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
-                        f"mode=1777,size={scratch_mb}m,nr_inodes=4096")
+            _mount_scratch(new + folder, scratch_mb)
         if late:
             _bind(sources[sandbox_dir], new + sandbox_dir)
             linux.mount_read_only(new + sandbox_dir, [], recursive=False)
@@ -103,6 +101,31 @@ def _build_root(sources: dict[str, int], sandbox_dir: str, scratch_mb: int) -> N
         raise
     os.chdir("/")
     linux.unmount("/.old")
+
+
+def scratch_folders(shown: list[str]) -> list[str]:
+    """``/tmp`` and ``/dev/shm``, unless a folder ``shown`` to the worker lies in them."""
+    return [d for d in ("/tmp", "/dev/shm") if not any(_inside(path, d) for path in shown)]
+
+
+def _mount_scratch(folder: str, scratch_mb: int) -> None:
+    linux.mount("tmpfs", folder, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"mode=1777,size={scratch_mb}m,nr_inodes=4096")
+
+
+def renew_scratch(sandbox_dir: str, scratch_mb: int) -> None:
+    """In a worker's own mount namespace (inside the root :func:`isolate` built): an empty
+    ``/tmp`` and ``/dev/shm`` of its own, so nothing an earlier worker of the same Box wrote
+    there reaches it; the submission folder is bound again where the new ``/tmp`` covers it."""
+    for folder in scratch_folders([p for p in visible_paths() if os.path.exists(p)]):
+        keep = os.open(sandbox_dir, os.O_PATH | os.O_CLOEXEC) if _inside(sandbox_dir, folder) else None
+        try:
+            _mount_scratch(folder, scratch_mb)
+            if keep is not None:
+                _bind(keep, sandbox_dir)
+                linux.mount_read_only(sandbox_dir, [], recursive=False)
+        finally:
+            if keep is not None:
+                os.close(keep)
 
 
 def _bind(fd: int, target: str) -> None:
