@@ -14,14 +14,9 @@ $(VENV)/installed: requirements.txt grader/requirements.txt
 demo: $(VENV)/installed
 	$(PY) -m grader demo
 
-# Tests run in TEST_JOBS pytest-xdist workers, a file per worker at a time (a file's shared
-# fixtures are made once); tests marked `alone` run afterwards, by themselves. Either pytest
-# run fails on "no tests ran" (exit 5).
-TEST_JOBS ?= 2
 test: $(VENV)/installed
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n $(TEST_JOBS) --dist loadfile -m "not alone"
-	$(PY) -m pytest -m alone
+	$(PY) -m pytest
 
 bench: $(VENV)/installed
 	$(PY) scripts/benchmark.py

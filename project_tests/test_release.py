@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -28,37 +26,19 @@ _RELEASES: dict[str, tuple[subprocess.CompletedProcess, Path]] = {}
 
 
 def released(assignment: str, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
-    """The release of ``assignment``, made through the real command line once per test run.
+    """The release of ``assignment``, made through the real command line once per session.
 
-    The first call releases every assignment at once (nbgrader's start-up dominates). With
-    pytest-xdist the workers share it: one releases, under a lock, into the run's common
-    temporary folder, and the others read its result. Tests must not write into it
-    (``fresh_copy`` gives a private copy).
+    The first call releases every assignment at once (nbgrader's start-up dominates).
     """
     if not _RELEASES:
-        shared = tmp_path_factory.getbasetemp()
-        if os.environ.get("PYTEST_XDIST_WORKER"):
-            shared = shared.parent  # the folder every worker of this run has in common
-        with open(shared / "releases.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            results = shared / "releases.json"
-            if not results.exists():
-                running = {}
-                for name in ASSIGNMENTS:
-                    out = shared / f"release-{name}" / "template"
-                    out.parent.mkdir()
-                    command = [PYTHON, "-m", "grader", "release", "--assignment", name, "--out", str(out)]
-                    running[name] = (command, out, subprocess.Popen(command, cwd=ROOT, text=True, stdout=subprocess.PIPE,
-                                                                    stderr=subprocess.PIPE))
-                done = {}
-                for name, (command, out, proc) in running.items():
-                    stdout, stderr = proc.communicate(timeout=600)
-                    done[name] = {"args": command, "returncode": proc.returncode, "stdout": stdout, "stderr": stderr,
-                                  "out": str(out)}
-                results.write_text(json.dumps(done))
-            for name, result in json.loads(results.read_text()).items():
-                out = Path(result.pop("out"))
-                _RELEASES[name] = (subprocess.CompletedProcess(**result), out)
+        running = {}
+        for name in ASSIGNMENTS:
+            out = tmp_path_factory.mktemp(f"release-{name}") / "template"
+            command = [PYTHON, "-m", "grader", "release", "--assignment", name, "--out", str(out)]
+            running[name] = (command, out, subprocess.Popen(command, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        for name, (command, out, proc) in running.items():
+            stdout, stderr = proc.communicate(timeout=600)
+            _RELEASES[name] = (subprocess.CompletedProcess(command, proc.returncode, stdout, stderr), out)
     return _RELEASES[assignment]
 
 
