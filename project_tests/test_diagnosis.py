@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from project_tests.helpers import exercise, grade_many, make_submission, mutate, solution_sources
+from project_tests.helpers import assignments, exercise, grade_many, make_submission, mutate, solution_sources
 from project_tests.student_mistakes import CORRECT, MISTAKES
 
 
-@pytest.fixture(scope="module", params=["ch03", "d2l_attention"])
+@pytest.fixture(scope="module", params=assignments())
 def graded(request, tmp_path_factory):
     """Every student mistake and correct style of one assignment, graded in one run."""
     assignment = request.param
@@ -28,7 +28,7 @@ def graded(request, tmp_path_factory):
 
 def test_the_project_keeps_at_least_60_mistakes_across_both_assignments():
     assert len(MISTAKES) >= 60
-    assert {m[0] for m in MISTAKES} == {"ch03", "d2l_attention"}
+    assert {m[0] for m in MISTAKES} == set(assignments())  # every assignment has student-style mistakes
 
 
 def test_each_mistake_gets_its_concept_or_a_localization_and_never_a_wrong_concept(graded):

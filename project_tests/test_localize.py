@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from grader import catalog
@@ -14,7 +15,7 @@ from grader.explain import classify, concept_for, explain
 from grader.localize import CONTEXT, SOFTMAX_INPUT, WEIGHTS, first_difference
 from grader.reports.common import cell, grid_rows
 from grader.sandbox.trace import traced
-from project_tests.helpers import ROOT, solution_sources
+from project_tests.helpers import ROOT, assignments, solution_sources
 
 X = torch.rand(2, 5, 3, generator=torch.Generator().manual_seed(1))
 
@@ -92,12 +93,12 @@ def test_grids_separate_zero_from_small_weights_without_colour():
     assert rows == [cell(1.0) + cell(0.0), cell(0.3) + cell(0.7)]
 
 
-def test_the_public_catalogs_are_up_to_date():
-    for assignment in ("ch03", "d2l_attention"):
-        script = ("import json, sys; from grader.public_catalog import build; from grader.settings import PROJECT_ROOT; "
-                  "print(json.dumps(build(PROJECT_ROOT, sys.argv[1]), sort_keys=True, separators=(',', ':')))")
-        proc = subprocess.run([sys.executable, "-c", script, assignment], cwd=ROOT, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        committed = (ROOT / "public_tests" / assignment / "catalog.json").read_text().strip()
-        assert json.loads(proc.stdout.splitlines()[-1]) == json.loads(committed), (
-            f"public_tests/{assignment}/catalog.json is stale: run .venv/bin/python -m grader.public_catalog {assignment}")
+@pytest.mark.parametrize("assignment", assignments())
+def test_the_public_catalogs_are_up_to_date(assignment):
+    script = ("import json, sys; from grader.public_catalog import build; from grader.settings import PROJECT_ROOT; "
+              "print(json.dumps(build(PROJECT_ROOT, sys.argv[1]), sort_keys=True, separators=(',', ':')))")
+    proc = subprocess.run([sys.executable, "-c", script, assignment], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    committed = (ROOT / "public_tests" / assignment / "catalog.json").read_text().strip()
+    assert json.loads(proc.stdout.splitlines()[-1]) == json.loads(committed), (
+        f"public_tests/{assignment}/catalog.json is stale: run .venv/bin/python -m grader.public_catalog {assignment}")

@@ -57,6 +57,13 @@ def execute(path: Path) -> list[dict]:
     return [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
 
 
+def notebooks_of(tmp_path_factory, assignment: str, kind: str) -> dict[str, list[dict]]:
+    """The ``kind`` runs of ``assignment``: one per notebook source, none missing, by notebook name."""
+    notebooks = runs(tmp_path_factory).get((assignment, kind), {})
+    assert sorted(notebooks) == sorted(f"{p.stem}.ipynb" for p in (ROOT / "course" / "source" / assignment).glob("*.py"))
+    return notebooks
+
+
 def runs(tmp_path_factory) -> dict[tuple[str, str], dict[str, list[dict]]]:
     """Every notebook of every assignment, run once per kind (all of them on the first call)."""
     if not _RUNS:
@@ -90,8 +97,7 @@ def stopped(outputs: list[dict]) -> list[dict]:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_notebooks_on_stubs_say_not_written_and_draw_nothing(assignment, tmp_path_factory):
-    notebooks = runs(tmp_path_factory)[(assignment, "stubs")]
-    assert notebooks == {} or len(notebooks) == len(list((ROOT / "course" / "source" / assignment).glob("*.py")))
+    notebooks = notebooks_of(tmp_path_factory, assignment, "stubs")
     for name, outputs in notebooks.items():
         text = printed(outputs)
         assert not stopped(outputs), f"{name}: {text[-2000:]}"
@@ -102,7 +108,7 @@ def test_notebooks_on_stubs_say_not_written_and_draw_nothing(assignment, tmp_pat
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_notebooks_on_solutions_match_the_book_and_draw_every_heatmap(assignment, tmp_path_factory):
-    for name, outputs in runs(tmp_path_factory)[(assignment, "solutions")].items():
+    for name, outputs in notebooks_of(tmp_path_factory, assignment, "solutions").items():
         text = printed(outputs)
         assert not stopped(outputs) and printed(outputs, "stderr") == "", f"{name}: {text[-3000:]}"
         assert "not written yet" not in text and "✗" not in text and "✓" in text, f"{name}: {text[-3000:]}"
@@ -112,7 +118,7 @@ def test_notebooks_on_solutions_match_the_book_and_draw_every_heatmap(assignment
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_notebooks_show_each_error_in_its_cell_and_carry_on(assignment, tmp_path_factory):
     broken = next(iter(solution_sources(assignment)))  # the module with the syntax error
-    notebooks = runs(tmp_path_factory)[(assignment, "errors")]
+    notebooks = notebooks_of(tmp_path_factory, assignment, "errors")
     for name, outputs in notebooks.items():
         text, errors = printed(outputs), printed(outputs, "stderr")
         assert not stopped(outputs), f"{name}: {text[-2000:]}"

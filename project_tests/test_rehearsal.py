@@ -9,10 +9,16 @@ has none and we are root already). Solutions must score full and stubs zero, wit
 that the reporter turns into the same totals. Then the environment is broken on purpose
 (numpy not installed; another torch version) and the grader must exit 3 with one line and an
 ``::error::``, and post nothing.
+
+The job's venv is built once and kept in ``.rehearsal-venvs/`` while neither the install
+step's command nor the file it installs changes (``venv_key``); a clean clone builds it on its
+first run, and a venv whose packages changed since it was built is built again.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -24,7 +30,7 @@ import pytest
 import yaml
 
 from grader import environment
-from project_tests.helpers import assignments, copy_repository, solution_sources
+from project_tests.helpers import ROOT, assignments, copy_repository, solution_sources
 from project_tests.test_actions import Reporter, decode_outputs
 from project_tests.test_release import released
 
@@ -86,22 +92,56 @@ def install_script(steps: list[dict]) -> str:
     return script.replace(dropped, "")
 
 
+# The job's venv is kept between runs under this folder (ignored by git), keyed by what its
+# install step installs; a clean clone, or any change to that step or that file, builds it anew.
+JOB_VENVS = ROOT / ".rehearsal-venvs"
+
+
+def venv_key(script: str) -> str:
+    """What the job venv is made of: the install command, the file it installs, this Python and pip's settings."""
+    installed = '-r "$RUNNER_TEMP/grader/grader/requirements.txt"'
+    assert installed in script, f"the install step no longer installs {installed}: update venv_key\n{script}"
+    parts = [script, environment.REQUIREMENTS.read_text(), sys.version, sys.executable,
+             *sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("PIP_"))]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def freeze(venv: Path) -> str:
+    """What is installed in ``venv``, as ``pip freeze`` lists it."""
+    return subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "freeze", "--all"], check=True,
+                          capture_output=True, text=True).stdout
+
+
 @pytest.fixture(scope="session")
 def job_python(tmp_path_factory) -> Path:
-    """A fresh venv with only what the released workflow installs (the same step for every assignment)."""
+    """A venv with only what the released workflow installs (the same step for every assignment).
+
+    Built fresh the first time, then reused while its key (``venv_key``) is unchanged and what it
+    holds is exactly what it held when built (``pip freeze`` recorded then); otherwise rebuilt.
+    """
     scripts = set()
     for assignment in assignments():
         proc, template = released(assignment, tmp_path_factory)
         assert proc.returncode == 0, proc.stderr
         scripts.add(install_script(steps_of(template)))
     assert len(scripts) == 1, "the assignments' workflows install different things"
-    folder = tmp_path_factory.mktemp("job-venv")
-    venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    runner = Runner(folder / "runner", template, venv / "bin")
-    runner.place_grader(steps_of(template))
-    installed = runner.run({}, script=scripts.pop())
-    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    script = scripts.pop()
+    key = venv_key(script)
+    JOB_VENVS.mkdir(exist_ok=True)
+    with open(JOB_VENVS / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another test run in this checkout may be building it
+        venv, built = JOB_VENVS / key, JOB_VENVS / f"{key}.freeze"
+        if built.exists() and (venv / "bin" / "python").exists() and freeze(venv) == built.read_text():
+            return venv / "bin"
+        for old in JOB_VENVS.iterdir():  # stale or half-built venvs: one job venv is kept at a time
+            if old.name != "lock":
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        runner = Runner(tmp_path_factory.mktemp("job-venv") / "runner", template, venv / "bin")
+        runner.place_grader(steps_of(template))
+        installed = runner.run({}, script=script)
+        assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+        built.write_text(freeze(venv))
     return venv / "bin"
 
 

@@ -14,6 +14,7 @@ import compileall
 import hashlib
 import json
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -262,6 +263,19 @@ def leftovers(stage: Stage) -> list[tuple[int, int, str]]:
     return found
 
 
+def wait_until_gone(stage: Stage, deadline: float = 60) -> list[tuple[int, int, str]]:
+    """Wait for the event "no process of the run is left"; return what is left then (``[]``),
+    or at the deadline (a generous one: reaching it is the failure a test reports).
+
+    A detached process can only change a file while it lives, so once this returns ``[]`` any
+    later look at the files is final: no sleep of a guessed length is needed.
+    """
+    end = time.monotonic() + deadline
+    while (alive := leftovers(stage)) and time.monotonic() < end:
+        time.sleep(0.05)
+    return alive
+
+
 def kill_leftovers(stage: Stage) -> None:
     for pid, _, _ in leftovers(stage):
         try:
@@ -299,22 +313,31 @@ def require_isolation() -> None:
 
 @dataclass
 class Run:
-    """One finished command: its output, how long it took."""
+    """One finished command: its output, and the CPU time it and the processes it waited for used."""
 
     returncode: int
     stdout: str
     stderr: str
-    seconds: float
+    cpu_seconds: float
+
+
+def children_cpu() -> float:
+    """CPU seconds (user and system) of this process's waited-for children so far.
+
+    Tests bound CPU time, never wall-clock time: a busy machine stretches the one, not the other.
+    """
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_grader(stage: Stage, *args: str, env: dict[str, str] | None = None, timeout: float = 900) -> Run:
     """``python -m grader ARGS`` from the repository copy, with the stage's secrets."""
-    start = time.monotonic()
+    start = children_cpu()
     proc = subprocess.run(
         [PYTHON, "-m", "grader", *args], cwd=stage.repo, capture_output=True, text=True,
         timeout=timeout, env={**stage.env, **(env or {})},
     )
-    return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+    return Run(proc.returncode, proc.stdout, proc.stderr, children_cpu() - start)
 
 
 UNPRIVILEGED = r'''
@@ -354,12 +377,12 @@ def run_unprivileged(stage: Stage, *args: str, user_namespaces: bool, env: dict[
     With ``user_namespaces=False`` it may not create user namespaces, as on a runner where they
     are disabled, and the grader must fall back.
     """
-    start = time.monotonic()
+    start = children_cpu()
     proc = subprocess.run(
         [PYTHON, "-c", UNPRIVILEGED, "1" if user_namespaces else "0", PYTHON, "-m", "grader", *args],
         cwd=stage.repo, capture_output=True, text=True, timeout=timeout, env={**stage.env, **(env or {})},
     )
-    return Run(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start)
+    return Run(proc.returncode, proc.stdout, proc.stderr, children_cpu() - start)
 
 
 def hidden_lines(stage: Stage) -> list[str]:

@@ -91,16 +91,24 @@ def after_stub(body: str) -> str:
 
 DAEMON = '''
 def _daemon(job):
-    """Double fork and a new session: a process the worker's group kill does not reach."""
+    """Double fork and a new session: a process the worker's group kill does not reach.
+
+    Returns once the daemon has started (it says so on a pipe; end of file if it never could).
+    """
+    started, say = os.pipe()
     if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            try:
+        try:
+            os.close(started)
+            os.setsid()
+            if os.fork() == 0:
+                os.write(say, b"1")
+                os.close(say)
                 job()
-            finally:
-                os._exit(0)
-        os._exit(0)
-    time.sleep(0.2)
+        finally:
+            os._exit(0)
+    os.close(say)
+    _try(os.read, started, 1)
+    os.close(started)
 '''
 
 TEXTBOOK = '''

@@ -9,7 +9,7 @@ For every hostile submission: its target module scores no more than the stub, ev
 module keeps full marks, the report is valid, and the expected status and message appear.
 For the run as a whole: no secret and no line of the hidden suite or the solutions appears in
 any output, no file outside the sandbox changed, no process outlived grading, nothing reached
-the network listener, nothing was unpickled, and the run finished in bounded time.
+the network listener, nothing was unpickled, and the run used bounded CPU time.
 """
 
 from __future__ import annotations
@@ -17,22 +17,23 @@ from __future__ import annotations
 import functools
 import json
 import os
-import time
 
 import jsonschema
 import pytest
 
 from project_tests.adversarial.harness import (
     ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, require_isolation, run_grader, run_unprivileged,
-    snapshot, stub, write_submission,
+    snapshot, stub, wait_until_gone, write_submission,
 )
 from project_tests.adversarial.payloads import BY_NAME, HOSTILE, TARGET
 from project_tests.helpers import exercise
 
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 PROBE_TIMEOUT = "1"
-# The whole class (about 50 submissions, many hanging for a probe timeout) in this many seconds.
-TIME_BOUND = 300
+# The whole class (about 50 submissions, several spinning until a probe timeout) in this many
+# CPU seconds: the grader's and those of the processes it waited for. A bound on CPU, not on the
+# clock, so a busy machine cannot fail it; the clock only gets a generous deadline (the timeout).
+CPU_BOUND = 300
 
 
 # As root, the class is graded twice: by root, and by a user who is not root (then student code
@@ -63,26 +64,28 @@ def graded(request):
             write_submission(klass / hostile.name, stage, hostile, **values)
         before = snapshot(stage, {"class": klass})
         run = runner(stage, "batch", str(klass), "--assignment", "ch03", "--csv", str(csv), "--reports", str(reports),
-                         "--jobs", "2", "--probe-timeout", PROBE_TIMEOUT, "--memory-mb", "2560", timeout=TIME_BOUND * 3)
+                         "--jobs", "2", "--probe-timeout", PROBE_TIMEOUT, "--memory-mb", "2560", timeout=CPU_BOUND * 3)
         report_files = {p.parent.name: p.read_bytes() for p in reports.glob("*/REPORT.json")}
         csv_text = csv.read_text() if csv.exists() else ""
         alive_at_exit = leftovers(stage)
-        time.sleep(3)  # long enough for a detached process to act once the grader has gone
+        # A detached process could act once the grader has gone; it can no longer once every
+        # process of the run is gone. Wait for that event, then read the files again.
+        alive_later = wait_until_gone(stage)
         yield {
             "stage": stage, "run": run, "reports": {k: load_json(reports / k / "REPORT.json") for k in report_files},
             "report_files": report_files, "csv": csv_text, "csv_later": csv.read_text() if csv.exists() else "",
             "report_files_later": {p.parent.name: p.read_bytes() for p in reports.glob("*/REPORT.json")},
-            "alive_at_exit": alive_at_exit, "alive_later": leftovers(stage),
+            "alive_at_exit": alive_at_exit, "alive_later": alive_later,
             "changes": changes(before, snapshot(stage, {"class": klass})),
         }
     finally:
         stage.close()
 
 
-def test_the_run_finished_in_bounded_time_with_a_report_for_everyone(graded):
+def test_the_run_used_bounded_cpu_time_with_a_report_for_everyone(graded):
     run = graded["run"]
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.seconds < TIME_BOUND, f"{run.seconds:.0f} s"
+    assert 0 < run.cpu_seconds < CPU_BOUND, f"{run.cpu_seconds:.0f} CPU s"
     assert set(graded["reports"]) == {h.name for h in HOSTILE} | {"victim", "honest_stub"}
 
 
