@@ -80,7 +80,7 @@ def new_stage() -> Stage:
     base = Path(tempfile.mkdtemp(prefix="grader-adversarial-"))
     base.chmod(0o755)
     repo = base / "repo"
-    for part in ("grader", "tests", "solutions", "exercises"):
+    for part in ("grader", "tests", "public_tests", "solutions", "exercises"):
         shutil.copytree(ROOT / part, repo / part, ignore=shutil.ignore_patterns("__pycache__"))
     compileall.compile_dir(repo, quiet=1)  # as a used checkout: the grader finds its bytecode
     for path in walk(repo):
