@@ -3,13 +3,17 @@
 A worker's stdout and stderr go to a pipe that its supervisor drains while it waits for
 results (:meth:`Worker.drain`): the first characters are kept for the report, the rest is
 read and thrown away, so printing never stalls a worker and never costs it a point.
+In the worker, :func:`redirect_output` and :func:`keep_only_channel` set up that pipe and
+the result channel before it is confined.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import resource
 import signal
+import sys
 import time
 
 from grader.sandbox import syscall_filter
@@ -109,3 +113,26 @@ class Worker:
         if self.output is not None:  # a leftover of the worker may still hold it open
             os.close(self.output)
             self.output = None
+
+
+# -- in the worker, before it is confined ----------------------------------------------------------
+def redirect_output(output_fd: int) -> None:
+    """Send stdout and stderr (Python's and the C library's) to the capture pipe."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(devnull)
+    os.close(output_fd)
+    sys.stdout = open(1, "w", closefd=False, buffering=1)
+    sys.stderr = open(2, "w", closefd=False, buffering=1)
+
+
+def keep_only_channel(channel: int) -> int:
+    """Close every inherited descriptor (the client's socket, other modules' pipes) but
+    stdin, stdout, stderr and the result channel, which becomes descriptor 3."""
+    if channel != 3:
+        os.dup2(channel, 3)
+        os.close(channel)
+    os.closerange(4, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    return 3

@@ -37,7 +37,7 @@ import tempfile
 import time
 
 from grader.sandbox import linux, rootfs, syscall_filter
-from grader.sandbox.capture import Capture, Worker
+from grader.sandbox.capture import Capture, Worker, keep_only_channel, redirect_output
 from grader.settings import PROJECT_ROOT
 
 NAMESPACES = "namespaces"  # Box.mode when fully isolated
@@ -85,7 +85,7 @@ class Box:
                     _enter_worker_namespace()
                     rootfs.renew_scratch(self.sandbox_dir, scratch_mb=4 * self.limits["file_mb"])
                 redirect_output(output_write)
-                channel = _keep_only(write_end)
+                channel = keep_only_channel(write_end)
                 confine(self.limits, user_namespace=self.user_namespace, seccomp=self.filtered)
                 with os.fdopen(channel, "w") as stream:
                     run(stream)
@@ -257,28 +257,6 @@ def _denied_call_kills() -> bool:
 
 
 # -- the worker ------------------------------------------------------------------------------------
-
-
-def redirect_output(output_fd: int) -> None:
-    """Send stdout and stderr (Python's and the C library's) to the capture pipe."""
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(output_fd, 1)
-    os.dup2(output_fd, 2)
-    os.close(devnull)
-    os.close(output_fd)
-    sys.stdout = open(1, "w", closefd=False, buffering=1)
-    sys.stderr = open(2, "w", closefd=False, buffering=1)
-
-
-def _keep_only(channel: int) -> int:
-    """Close every inherited descriptor (the client's socket, other modules' pipes) but
-    stdin, stdout, stderr and the result channel, which becomes descriptor 3."""
-    if channel != 3:
-        os.dup2(channel, 3)
-        os.close(channel)
-    os.closerange(4, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    return 3
 
 
 def confine(limits: dict, *, user_namespace: bool = False, seccomp: bool = True) -> None:
