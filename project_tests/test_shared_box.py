@@ -36,8 +36,11 @@ print("scratch:", sorted(os.listdir("/tmp")) + sorted(os.listdir("/dev/shm")))
 print("reference causal loaded:", any(isinstance(m, types.ModuleType) and m.__name__ == "causal"
                                       and getattr(m, "__file__", None) != __file__ for m in gc.get_objects()))
 for folder in ("/tmp", "/dev/shm"):
-    with open(os.path.join(folder, f"left-by-{__name__}"), "w") as handle:
-        handle.write("x")
+    try:
+        with open(os.path.join(folder, f"left-by-{__name__}"), "w") as handle:
+            handle.write("x")
+    except OSError:  # read-only: /tmp is no scratch folder when the grader itself lies under /tmp
+        pass
 '''
 
 
