@@ -55,7 +55,7 @@ class Box:
         self.sandbox_dir = sandbox_dir
         self.init: subprocess.Popen | None = None
         self.user_namespace = False
-        self.output = Capture(limits.get("output_chars", 2000))
+        self.new_output()
         self.mode = isolation
         if isolation.split("; ")[0] == NAMESPACES:
             try:
@@ -69,6 +69,10 @@ class Box:
         if missing and missing not in self.mode:
             self.mode += f"; {missing}"
         self.filtered = syscall_filter.NOT_FILTERED not in self.mode
+
+    def new_output(self) -> None:
+        """Capture anew: what the next module's workers print is that module's alone."""
+        self.output = Capture(self.limits.get("output_chars", 2000))
 
     def spawn(self, run) -> Worker:
         """Fork a worker that confines itself, then calls ``run(channel)`` (a text file)."""

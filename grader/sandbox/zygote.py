@@ -24,7 +24,6 @@ if __name__ == "__main__":  # started by path with -I: make the grader package i
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from grader.sandbox import confine, hugepages, linux, wire, worker  # noqa: E402
-from grader.sandbox.capture import Capture  # noqa: E402
 
 ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started
 
@@ -165,7 +164,7 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
     limits = plan["limits"]
     probes = spec["probes"]
     budget_end = time.monotonic() + limits["module_budget"]
-    box.output = Capture(limits.get("output_chars", 2000))  # this module's output only
+    box.new_output()
     yield {"module": stem, "event": "isolation", "mode": box.mode}
 
     def run(channel, base: int) -> None:  # in the worker: the references this module builds on, under their stems
