@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checks import require
+from grader.checks import close, require
 
 
 def check_dropout(probed, *, n, p, blocks, what):
@@ -30,3 +30,44 @@ def check_dropout(probed, *, n, p, blocks, what):
                  "use self.dropout = nn.Dropout(dropout).")
     require(bool((dropped & visible).any()) and bool((kept & visible).any()),
             "dropout should drop some weights and keep others", what=what)
+
+
+def check_outputs(outs, expected, xs, *, what):
+    """Each output of the student's module against the reference's on the same input.
+
+    ``expected(x)`` is the reference's output on ``x``; ``what(x)`` says what was run.
+    """
+    for x, out in zip(xs, outs):
+        close(out, expected(x), what=what(x))
+
+
+def check_recovered_weights(out, context, values, weights, *, what, call):
+    """The attention weights recovered from the student's output, then the output itself.
+
+    With as many tokens as value dimensions, ``values`` (the student's, as a function of no
+    arguments, called once the output's shape is known to be right) has full rank, so
+    ``out @ pinv(values)`` gives back the attention weights the student's module used; they are
+    compared with the reference's ``weights`` as a grid. ``context`` is the reference's output
+    and ``call`` says how it was computed.
+    """
+    if not (isinstance(out, torch.Tensor) and out.shape == context.shape):
+        close(out, context, what=call)
+    recovered = (out.double() @ torch.linalg.pinv(values().double())).float()
+    close(recovered, weights, what=what, grid=True)
+    close(out, context, what=call)
+
+
+def check_gradients(probed, names, *, what, uses, reaches, missing_what=""):
+    """Gradients from ``(output ** 2).sum().backward()`` reach each of ``names`` and every parameter.
+
+    ``uses`` is the hint when the output depends on no trainable parameter, ``reaches`` the hint
+    when one of ``names`` got no gradient (``missing_what`` is put before its name in the message).
+    """
+    require(probed["output_requires_grad"], "the output does not depend on any trainable parameter", what=what,
+            hint=uses)
+    missing = [name for name in names if not probed["attributes"][name]]
+    require(not missing, f"no gradient reached {missing_what}{', '.join(missing)}", what=what, hint=reaches,
+            expected=str(list(names)), actual=str([n for n in names if n not in missing]))
+    idle = [name for name, reached in probed["parameters"].items() if not reached]
+    require(not idle, f"no gradient reached the parameter(s) {', '.join(idle)}", what=what,
+            hint="Every parameter of the module should take part in forward; create no others.")

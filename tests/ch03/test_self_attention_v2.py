@@ -1,10 +1,13 @@
 """Section 3.4.2: self-attention with nn.Linear projections (listing 3.2)."""
 
 
+from functools import partial
+
 import pytest
 import torch
 
 import self_attention_v2 as ref
+from behaviour import check_gradients, check_outputs, check_recovered_weights
 from grader.checks import close, require
 from textbook import INPUTS, V2_SEED_789, V2_WEIGHTS_ROW_1, random_inputs
 
@@ -158,34 +161,25 @@ def test_forward_other_sizes(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
 def test_forward_other_lengths(probed):
-    for x, out in zip([INPUTS[:1], INPUTS[:2], X_LONG], probed["outs"]):
-        close(out, expected(8, 3, 2, x), what=f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)")
+    check_outputs(probed["outs"], partial(expected, 8, 3, 2), [INPUTS[:1], INPUTS[:2], X_LONG],
+                  what=lambda x: f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
 def test_attention_weights_rows_sum_to_one(probed):
     what = "attention weights of SelfAttention_v2(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
-    out, context = probed["outs"][0], expected(5, 5, 6, X_SQUARE)
-    if not (isinstance(out, torch.Tensor) and out.shape == context.shape):
-        close(out, context, what="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
-    w_value = linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"]
-    values = X_SQUARE.double() @ w_value.double().T  # (5, 6), rank 5
-    weights = (out.double() @ torch.linalg.pinv(values)).float()
-    close(weights, attend(reference(5, 5, 6), X_SQUARE)[0], what=what, grid=True)
-    close(out, context, what="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
+    check_recovered_weights(
+        probed["outs"][0], expected(5, 5, 6, X_SQUARE),
+        lambda: X_SQUARE @ linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"].T,
+        attend(reference(5, 5, 6), X_SQUARE)[0], what=what, call="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
 def test_gradients_reach_every_parameter(probed):
-    what = "which parameters of SelfAttention_v2(3, 2) receive a gradient from (output ** 2).sum().backward()"
-    require(probed["output_requires_grad"], "the output does not depend on any trainable parameter", what=what,
-            hint="Compute the output with self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().")
-    missing = [name for name in ORDER if not probed["attributes"][name]]
-    require(not missing, f"no gradient reached the weight of {', '.join(missing)}", what=what,
-            hint="Apply each nn.Linear layer to x in forward (not through .detach() or .data): queries, keys and values all need it.",
-            expected=str(list(ORDER)), actual=str([n for n in ORDER if n not in missing]))
-    idle = [name for name, reached in probed["parameters"].items() if not reached]
-    require(not idle, f"no gradient reached the parameter(s) {', '.join(idle)}", what=what,
-            hint="Every parameter of the module should take part in forward; create no others.")
+    check_gradients(
+        probed, ORDER, what="which parameters of SelfAttention_v2(3, 2) receive a gradient from (output ** 2).sum().backward()",
+        uses="Compute the output with self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
+        reaches="Apply each nn.Linear layer to x in forward (not through .detach() or .data): queries, keys and values all need it.",
+        missing_what="the weight of ")
