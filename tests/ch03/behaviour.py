@@ -1,8 +1,43 @@
-"""Checks of behaviour shared by the ch03 tests (trusted side)."""
+"""Reference computations and checks of behaviour shared by the ch03 tests (trusted side)."""
 
 import torch
 
 from grader.checks import close, require
+
+INF = float("inf")
+MASK_BUFFER = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"
+
+
+def future_mask(n: int, diagonal: int = 1) -> torch.Tensor:
+    """True where a query may not look: above the diagonal (diagonal=1) or also on it (0)."""
+    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=diagonal)
+
+
+def weights_from_scores(scores, d_k, *, scale=True, mask=1, dim=-1, fill=-INF):
+    """Causal softmax weights; ``mask`` is the triu diagonal (None: no mask)."""
+    n = scores.shape[-1]
+    if mask is not None:
+        scores = scores.masked_fill(future_mask(n, mask), fill)
+    return torch.softmax(scores / d_k**0.5 if scale else scores, dim=dim)
+
+
+def check_mask_buffer(probed, *, what):
+    """The module built with context_length 5 keeps the causal mask as a persistent buffer."""
+    if "mask" in probed["parameters"]:
+        require(False, "the mask is a trainable parameter", what=what,
+                hint="A mask is not learned: register it as a buffer, " + MASK_BUFFER)
+    plain = probed["mask_attribute"] not in ("NoneType", "Parameter")
+    require("mask" in probed["buffers"], "there is no buffer named 'mask'", what=what,
+            hint=("self.mask is a plain attribute: it would not move with .to(device) nor be saved in the "
+                  "state_dict. Use " if plain else "Use ") + MASK_BUFFER,
+            expected="'mask' in named_buffers()", actual=f"buffers {probed['buffers']}")
+    require("mask" in probed["state_dict"], "the mask buffer is not in the state_dict", what=what,
+            hint="Register it as a persistent buffer (the default, persistent=True): " + MASK_BUFFER)
+    mask = probed["mask"]
+    require(isinstance(mask, torch.Tensor) and tuple(mask.shape) == (5, 5) and torch.equal(mask.bool(), future_mask(5)),
+            "the mask buffer should have ones above the diagonal (the positions to hide), shape (context_length, "
+            "context_length)", what=what, hint=MASK_BUFFER, expected="torch.triu(torch.ones(5, 5), diagonal=1)",
+            actual=str(mask.tolist() if isinstance(mask, torch.Tensor) and mask.numel() <= 36 else mask))
 
 
 def check_dropout(probed, *, n, p, blocks, what):

@@ -10,13 +10,12 @@ import torch.nn.functional as F
 
 import causal as ref
 import self_attention_v2
-from behaviour import check_dropout
+from behaviour import INF, check_dropout, check_mask_buffer, weights_from_scores
 from grader.checks import close, require, visibly_wrong_weights
 from textbook import (
     BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, INPUTS, MASKED_SCORES_ROW_2, random_inputs,
 )
 
-INF = float("inf")
 
 
 def v2_scores_seed_789() -> torch.Tensor:
@@ -43,19 +42,6 @@ X_GRAD = random_inputs(36, 2, 5, 4)
 
 
 # -- reference computations with and without known mistakes -------------------------------------
-def future_mask(n: int, diagonal: int = 1) -> torch.Tensor:
-    """True where a query may not look: above the diagonal (diagonal=1) or also on it (0)."""
-    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=diagonal)
-
-
-def weights_from_scores(scores, d_k, *, scale=True, mask=1, dim=-1, fill=-INF):
-    """Causal softmax weights; ``mask`` is the triu diagonal (None: no mask)."""
-    n = scores.shape[-1]
-    if mask is not None:
-        scores = scores.masked_fill(future_mask(n, mask), fill)
-    return torch.softmax(scores / d_k**0.5 if scale else scores, dim=dim)
-
-
 def reference(seed, *args, **kwargs) -> ref.CausalAttention:
     """The reference CausalAttention, built right after seeding, like the probe builds yours."""
     torch.manual_seed(seed)
@@ -201,24 +187,8 @@ def test_causal_attention_dropout_on_weights(probed):
 @pytest.mark.probe("structure", args=[3, 2, 5, 0.0])
 def test_causal_attention_mask_buffer(probed):
     what = "CausalAttention(3, 2, 5, 0.0) keeps its mask with register_buffer('mask', ...)"
-    how = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"
     require(isinstance(probed, dict), "no structure to check", what=what)
-    if "mask" in probed["parameters"]:
-        require(False, "the mask is a trainable parameter", what=what,
-                hint="A mask is not learned: register it as a buffer, " + how)
-    plain = probed["mask_attribute"] not in ("NoneType", "Parameter")
-    require("mask" in probed["buffers"], "there is no buffer named 'mask'", what=what,
-            hint=("self.mask is a plain attribute: it would not move with .to(device) nor be saved in the "
-                  "state_dict. Use " if plain else "Use ") + how,
-            expected="'mask' in named_buffers()", actual=f"buffers {probed['buffers']}")
-    require("mask" in probed["state_dict"], "the mask buffer is not in the state_dict", what=what,
-            hint="Register it as a persistent buffer (the default, persistent=True): " + how)
-    mask = probed["mask"]
-    expected = future_mask(5)
-    require(isinstance(mask, torch.Tensor) and tuple(mask.shape) == (5, 5) and torch.equal(mask.bool(), expected),
-            "the mask buffer should have ones above the diagonal (the positions to hide), shape (context_length, "
-            "context_length)", what=what, hint=how, expected="torch.triu(torch.ones(5, 5), diagonal=1)",
-            actual=str(mask.tolist() if isinstance(mask, torch.Tensor) and mask.numel() <= 36 else mask))
+    check_mask_buffer(probed, what=what)
 
 
 @pytest.mark.points(1)

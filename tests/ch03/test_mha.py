@@ -11,13 +11,12 @@ import torch.nn.functional as F
 from torch import nn
 
 import mha as ref
-from behaviour import check_dropout
+from behaviour import check_dropout, check_mask_buffer, weights_from_scores
 from grader.checks import close, require, visibly_wrong_weights
 from textbook import (
     BATCH, EXERCISE_3_2, EXERCISE_3_3_PARAMETERS, MHA_SEED_123, WRAPPER_SEED_123, random_inputs,
 )
 
-INF = float("inf")
 WRAPPER, MHA = "MultiHeadAttentionWrapper", "MultiHeadAttention"
 
 X_WRAP = random_inputs(41, 3, 6, 5)  # 6 tokens, context_length 8
@@ -36,19 +35,6 @@ STALE_NOTEBOOK = ("Note: the book's published solution notebook prints a stale o
 
 
 # -- reference computations with and without known mistakes -------------------------------------
-def future_mask(n: int, diagonal: int = 1) -> torch.Tensor:
-    """True where a query may not look: above the diagonal (diagonal=1) or also on it (0)."""
-    return torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=diagonal)
-
-
-def weights_from_scores(scores, d_k, *, mask=1, dim=-1):
-    """Causal softmax weights of ``scores / sqrt(d_k)``; ``mask`` is the triu diagonal (None: no mask)."""
-    n = scores.shape[-1]
-    if mask is not None:
-        scores = scores.masked_fill(future_mask(n, mask), -INF)
-    return torch.softmax(scores / d_k**0.5, dim=dim)
-
-
 def reference(seed, name, *args, **kwargs) -> nn.Module:
     """The reference module, built right after seeding, like the probe builds yours."""
     torch.manual_seed(seed)
@@ -214,7 +200,6 @@ def test_mha_dropout_on_weights(probed):
 @pytest.mark.probe("mha_structure", args=[4, 6, 5, 0.0, 3], indivisible=[4, 5, 5, 0.0, 2])
 def test_mha_structure(probed):
     what = "MultiHeadAttention(4, 6, 5, 0.0, num_heads=3): mask buffer, out_proj, head sizes"
-    how = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"
     require(probed["indivisible"] in ("AssertionError", "ValueError"),
             "MultiHeadAttention(4, 5, 5, 0.0, num_heads=2) should fail: 5 features cannot be split into 2 heads"
             + (f" (it raised {probed['indivisible']})" if probed["indivisible"] else ""),
@@ -228,21 +213,7 @@ def test_mha_structure(probed):
     require(probed["num_heads"] == 3 and probed["head_dim"] == 2,
             f"num_heads = {probed['num_heads']}, head_dim = {probed['head_dim']}; expected 3 and 2", what=what,
             hint="Keep self.num_heads = num_heads and self.head_dim = d_out // num_heads.")
-    if "mask" in probed["parameters"]:
-        require(False, "the mask is a trainable parameter", what=what,
-                hint="A mask is not learned: register it as a buffer, " + how)
-    plain = probed["mask_attribute"] not in ("NoneType", "Parameter")
-    require("mask" in probed["buffers"], "there is no buffer named 'mask'", what=what,
-            hint=("self.mask is a plain attribute: it would not move with .to(device) nor be saved in the "
-                  "state_dict. Use " if plain else "Use ") + how,
-            expected="'mask' in named_buffers()", actual=f"buffers {probed['buffers']}")
-    require("mask" in probed["state_dict"], "the mask buffer is not in the state_dict", what=what,
-            hint="Register it as a persistent buffer (the default, persistent=True): " + how)
-    mask = probed["mask"]
-    require(isinstance(mask, torch.Tensor) and tuple(mask.shape) == (5, 5) and torch.equal(mask.bool(), future_mask(5)),
-            "the mask buffer should have ones above the diagonal (the positions to hide), shape (context_length, "
-            "context_length)", what=what, hint=how, expected="torch.triu(torch.ones(5, 5), diagonal=1)",
-            actual=str(mask.tolist() if isinstance(mask, torch.Tensor) and mask.numel() <= 36 else mask))
+    check_mask_buffer(probed, what=what)
 
 
 @pytest.mark.points(1)
