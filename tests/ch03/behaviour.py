@@ -106,3 +106,22 @@ def check_gradients(probed, names, *, what, uses, reaches, missing_what=""):
     idle = [name for name, reached in probed["parameters"].items() if not reached]
     require(not idle, f"no gradient reached the parameter(s) {', '.join(idle)}", what=what,
             hint="Every parameter of the module should take part in forward; create no others.")
+
+
+def check_every_gradient(probed, expected, *, what, layers):
+    """A gradient, finite and not zero, reached each parameter the reference has (``expected``).
+
+    ``probed`` maps the student's parameter names to their gradients; ``layers`` is the hint when
+    one of the reference's parameters is missing.
+    """
+    require(isinstance(probed, dict) and probed, "the module has no parameters", what=what)
+    missing = [name for name in expected if name not in probed]
+    require(not missing, f"missing parameters: {', '.join(missing)}", what=what, hint=layers)
+    for name, grad in probed.items():
+        require(isinstance(grad, torch.Tensor), f"no gradient reached {name}", what=what,
+                hint="Something cuts the graph: .detach(), .data, torch.no_grad() or a new tensor built from "
+                     ".tolist() / .item(). A mask must be a buffer, not a parameter.")
+        require(bool(torch.isfinite(grad).all()), f"the gradient of {name} has NaN or inf", what=what,
+                hint="NaN gradients come from NaN outputs (for instance a row of weights that is all masked).")
+        require(bool(grad.abs().sum() > 0), f"the gradient of {name} is zero", what=what,
+                hint="Every parameter should influence the output.")

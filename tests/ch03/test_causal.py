@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 import causal as ref
 import self_attention_v2
-from behaviour import INF, check_dropout, check_mask_buffer, weights_from_scores
+from behaviour import INF, check_dropout, check_every_gradient, check_mask_buffer, weights_from_scores
 from grader.checks import close, require, visibly_wrong_weights
 from textbook import (
     BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, INPUTS, MASKED_SCORES_ROW_2, random_inputs,
@@ -194,17 +194,7 @@ def test_causal_attention_mask_buffer(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=19, args=[4, 3, 5, 0.0], kwargs={"qkv_bias": True}, x=X_GRAD)
 def test_causal_attention_gradients(probed):
-    what = "gradients of CausalAttention(4, 3, 5, 0.0, qkv_bias=True) reach every parameter"
-    require(isinstance(probed, dict) and probed, "the module has no parameters", what=what)
-    expected = [name for name, _ in reference(19, 4, 3, 5, 0.0, qkv_bias=True).named_parameters()]
-    missing = [name for name in expected if name not in probed]
-    require(not missing, f"missing parameters: {', '.join(missing)}", what=what,
-            hint="W_query, W_key and W_value are nn.Linear(d_in, d_out, bias=qkv_bias) attributes of the module.")
-    for name, grad in probed.items():
-        require(isinstance(grad, torch.Tensor), f"no gradient reached {name}", what=what,
-                hint="Something cuts the graph: .detach(), .data, torch.no_grad() or a new tensor built from "
-                     ".tolist() / .item(). A mask must be a buffer, not a parameter.")
-        require(bool(torch.isfinite(grad).all()), f"the gradient of {name} has NaN or inf", what=what,
-                hint="NaN gradients come from NaN outputs (for instance a row of weights that is all masked).")
-        require(bool(grad.abs().sum() > 0), f"the gradient of {name} is zero", what=what,
-                hint="Every parameter should influence the output.")
+    check_every_gradient(
+        probed, [name for name, _ in reference(19, 4, 3, 5, 0.0, qkv_bias=True).named_parameters()],
+        what="gradients of CausalAttention(4, 3, 5, 0.0, qkv_bias=True) reach every parameter",
+        layers="W_query, W_key and W_value are nn.Linear(d_in, d_out, bias=qkv_bias) attributes of the module.")

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import mha as ref
-from behaviour import check_dropout, check_mask_buffer, weights_from_scores
+from behaviour import check_dropout, check_every_gradient, check_mask_buffer, weights_from_scores
 from grader.checks import close, require, visibly_wrong_weights
 from textbook import (
     BATCH, EXERCISE_3_2, EXERCISE_3_3_PARAMETERS, MHA_SEED_123, WRAPPER_SEED_123, random_inputs,
@@ -219,20 +219,10 @@ def test_mha_structure(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=26, name=MHA, args=[4, 6, 5, 0.0, 2], kwargs={"qkv_bias": True}, x=X_GRAD)
 def test_mha_gradients(probed):
-    what = "gradients of MultiHeadAttention(4, 6, 5, 0.0, num_heads=2, qkv_bias=True) reach every parameter"
-    require(isinstance(probed, dict) and probed, "the module has no parameters", what=what)
-    expected = [name for name, _ in reference(26, MHA, 4, 6, 5, 0.0, 2, qkv_bias=True).named_parameters()]
-    missing = [name for name in expected if name not in probed]
-    require(not missing, f"missing parameters: {', '.join(missing)}", what=what,
-            hint="W_query, W_key, W_value are nn.Linear(d_in, d_out, bias=qkv_bias); out_proj is nn.Linear(d_out, d_out).")
-    for name, grad in probed.items():
-        require(isinstance(grad, torch.Tensor), f"no gradient reached {name}", what=what,
-                hint="Something cuts the graph: .detach(), .data, torch.no_grad() or a new tensor built from "
-                     ".tolist() / .item(). A mask must be a buffer, not a parameter.")
-        require(bool(torch.isfinite(grad).all()), f"the gradient of {name} has NaN or inf", what=what,
-                hint="NaN gradients come from NaN outputs (for instance a row of weights that is all masked).")
-        require(bool(grad.abs().sum() > 0), f"the gradient of {name} is zero", what=what,
-                hint="Every parameter should influence the output.")
+    check_every_gradient(
+        probed, [name for name, _ in reference(26, MHA, 4, 6, 5, 0.0, 2, qkv_bias=True).named_parameters()],
+        what="gradients of MultiHeadAttention(4, 6, 5, 0.0, num_heads=2, qkv_bias=True) reach every parameter",
+        layers="W_query, W_key, W_value are nn.Linear(d_in, d_out, bias=qkv_bias); out_proj is nn.Linear(d_out, d_out).")
 
 
 # -- Exercises 3.2 and 3.3 -----------------------------------------------------------------------
