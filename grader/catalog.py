@@ -1,7 +1,7 @@
 """The misconception catalog: known mistakes, each a small change of the reference, and when
 one of them is what a student made.
 
-``tests/<assignment>/catalog.py`` lists ``MISTAKES``: each :class:`Mistake` is a text
+``tests/<assignment>/catalog/<stem>.py`` lists ``MISTAKES``: each :class:`Mistake` is a text
 replacement on ``solutions/<assignment>/<stem>.py`` and the concept it teaches. The same
 list is the project's kept mutants (every hidden test must fail on some mistake).
 
@@ -59,9 +59,10 @@ class Mistake:
 
 
 def load(suite: Path) -> list[Mistake]:
-    """The ``MISTAKES`` of ``suite/catalog.py`` (none when the suite has no catalog)."""
-    path = suite / "catalog.py"
-    return list(runpy.run_path(str(path))["MISTAKES"]) if path.is_file() else []
+    """The ``MISTAKES`` of every ``suite/catalog/<stem>.py``, in order of file name (none when the
+    suite has no catalog)."""
+    return [mistake for path in sorted((suite / "catalog").glob("*.py"))
+            for mistake in runpy.run_path(str(path))["MISTAKES"]]
 
 
 # -- comparing probe results ------------------------------------------------------------------------

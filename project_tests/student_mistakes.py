@@ -1,5 +1,5 @@
 """Mistakes written as students write them (other styles than the catalog's), and correct code
-in unusual styles. The project's own catalog, kept apart from ``tests/<a>/catalog.py``.
+in unusual styles. The project's own catalog, kept apart from ``tests/<a>/catalog/``.
 
 ``MISTAKES``: ``(assignment, stem, description, old, new, concept)``: a text replacement on
 the solution and the concept it must get; ``NONE`` means no concept may be named (the
@@ -7,8 +7,9 @@ diagnosis must localize or explain instead). ``CORRECT``: ``(assignment, stem, d
 old, new)``, code that must keep full marks.
 """
 
-import runpy
 from pathlib import Path
+
+from grader import catalog
 
 NONE = ""
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def concept(assignment: str, stem: str, description: str) -> str:
     """The concept of the catalog's mistake ``description`` (so the texts are never copied)."""
-    for mistake in runpy.run_path(str(ROOT / "tests" / assignment / "catalog.py"))["MISTAKES"]:
+    for mistake in catalog.load(ROOT / "tests" / assignment):
         if mistake.stem == stem and mistake.description == description:
             return mistake.concept
     raise KeyError(description)

@@ -1,7 +1,7 @@
 """Every hidden test can fail: each fails on at least one small mutation of the solution,
 and each mutation (hard-coded textbook outputs among them) loses points.
 
-The mutants are the misconception catalog, ``tests/<assignment>/catalog.py``: each
+The mutants are the misconception catalog, ``tests/<assignment>/catalog/<stem>.py``: each
 ``Mistake`` is a text replacement on the solution. Every mistake that names a concept must
 also be diagnosed with exactly that concept (confirmed by the catalog itself).
 """
