@@ -5,7 +5,7 @@ the next must still hold (grader/sandbox/zygote.py: module_groups, rootfs.renew_
 from __future__ import annotations
 
 from grader.sandbox.zygote import module_groups
-from project_tests.adversarial.harness import require_isolation
+from project_tests.adversarial.grader_runs import require_isolation
 from project_tests.helpers import exercise, grade_cli, make_submission, solution_sources
 
 

@@ -11,10 +11,8 @@ developers' edits to it) out of reach and makes every path an attack uses known 
 from __future__ import annotations
 
 import compileall
-import hashlib
 import json
 import os
-import resource
 import secrets
 import shutil
 import signal
@@ -28,7 +26,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
 
 from grader.stubs import make_stub
 from project_tests.adversarial.payloads import TARGET, Hostile
@@ -181,62 +178,6 @@ def walk(folder: Path) -> list[Path]:
     return found
 
 
-# -- what must not change -----------------------------------------------------------------------
-
-
-def hash_tree(folder: Path) -> dict[str, str]:
-    """sha256 of every file under ``folder`` (symbolic links by their target), and every folder."""
-    hashes = {}
-    if not folder.exists():
-        return hashes
-    for path in walk(folder)[1:]:
-        relative = str(path.relative_to(folder))
-        if path.is_symlink():
-            hashes[relative] = "link:" + os.readlink(path)
-        elif path.is_dir():
-            hashes[relative] = "dir"
-        elif path.is_fifo():
-            hashes[relative] = "fifo"
-        elif path.is_file():
-            hashes[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return hashes
-
-
-def listing(folder: Path, depth: int = 2) -> dict[str, tuple]:
-    """Names, sizes and modification times under ``folder``, ``depth`` levels down."""
-    entries = {}
-    stack = [(folder, 0)]
-    while stack:
-        current, level = stack.pop()
-        for entry in os.scandir(current):
-            info = entry.stat(follow_symlinks=False)
-            entries[os.path.relpath(entry.path, folder)] = (info.st_size, info.st_mtime_ns, info.st_uid)
-            if entry.is_dir(follow_symlinks=False) and level + 1 < depth:
-                stack.append((Path(entry.path), level + 1))
-    return entries
-
-
-def snapshot(stage: Stage, folders: dict[str, Path]) -> dict[str, object]:
-    """Everything hostile code must not be able to change."""
-    shot: dict[str, object] = {name: hash_tree(path) for name, path in folders.items()}
-    shot["repo"] = hash_tree(stage.repo)
-    shot["gh"] = hash_tree(stage.gh)
-    shot["site-packages"] = listing(SITE)
-    shot["stdlib"] = listing(STDLIB, depth=1)
-    return shot
-
-
-def changes(before: dict, after: dict) -> list[str]:
-    """What differs between two snapshots, one line each."""
-    lines = []
-    for name in sorted(set(before) | set(after)):
-        old, new = before.get(name, {}), after.get(name, {})
-        for key in sorted(set(old) | set(new)):
-            if old.get(key) != new.get(key):
-                lines.append(f"{name}: {key}: {old.get(key)!r} -> {new.get(key)!r}")
-    return lines
-
-
 # -- processes --------------------------------------------------------------------------------------
 
 
@@ -282,129 +223,6 @@ def kill_leftovers(stage: Stage) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-
-
-# -- running the grader -------------------------------------------------------------------------------
-
-
-def skip_without_isolation(reason: str) -> None:
-    """Skip, or fail when the run asks for full isolation (``GRADER_REQUIRE_ISOLATION=1``, set
-    by the project's CI and ``.ci/run``): there the hostile suite must run, not skip."""
-    if os.environ.get("GRADER_REQUIRE_ISOLATION") == "1":
-        pytest.fail(f"GRADER_REQUIRE_ISOLATION=1, but {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-def require_isolation() -> None:
-    """Skip unless student code run by this user would get namespaces and the system-call
-    filter (``confine.probe``).
-
-    In the fallback, student code runs as this very user without namespaces: a hostile
-    submission could kill the test run (``kill(-1)``) or overwrite the checkout. Where that
-    is so (a runner whose user namespaces are restricted), run the tests as root, or lift the
-    restriction first (``sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0``).
-    """
-    from grader.sandbox import confine
-
-    found = confine.probe()
-    if found != confine.NAMESPACES:
-        skip_without_isolation(f"hostile submissions need the namespaced, filtered sandbox; this user gets less ({found})")
-
-
-@dataclass
-class Run:
-    """One finished command: its output, and the CPU time it and the processes it waited for used."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    cpu_seconds: float
-
-
-def children_cpu() -> float:
-    """CPU seconds (user and system) of this process's waited-for children so far.
-
-    Tests bound CPU time, never wall-clock time: a busy machine stretches the one, not the other.
-    """
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def run_grader(stage: Stage, *args: str, env: dict[str, str] | None = None, timeout: float = 900) -> Run:
-    """``python -m grader ARGS`` from the repository copy, with the stage's secrets."""
-    start = children_cpu()
-    proc = subprocess.run(
-        [PYTHON, "-m", "grader", *args], cwd=stage.repo, capture_output=True, text=True,
-        timeout=timeout, env={**stage.env, **(env or {})},
-    )
-    return Run(proc.returncode, proc.stdout, proc.stderr, children_cpu() - start)
-
-
-UNPRIVILEGED = r'''
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-allow, args = sys.argv[1] == "1", sys.argv[2:]
-ready, go = os.pipe(), os.pipe()
-pid = os.fork()
-if pid == 0:
-    if libc.unshare(0x10000000) != 0:
-        os._exit(90)
-    os.write(ready[1], b"x")
-    os.read(go[0], 1)
-    if not allow:  # no user namespace below this one: the grader must fall back
-        with open("/proc/sys/user/max_user_namespaces", "w") as handle:
-            handle.write("0")
-    os.setgroups([])
-    os.setresgid(1001, 1001, 1001)
-    os.setresuid(1001, 1001, 1001)
-    os.execv(args[0], args)
-os.read(ready[0], 1)
-for name in ("uid_map", "gid_map"):
-    with open(f"/proc/{pid}/{name}", "w") as handle:
-        handle.write("0 100000 1\n1001 0 1\n")
-os.write(go[1], b"x")
-_, status = os.waitpid(pid, 0)
-sys.exit(os.waitstatus_to_exitcode(status))
-'''
-
-
-def run_unprivileged(stage: Stage, *args: str, user_namespaces: bool, env: dict[str, str] | None = None,
-                     timeout: float = 600) -> Run:
-    """``python -m grader ARGS`` as a user that is not root (uid 1001 of a user namespace).
-
-    That user is the files' owner (the real root outside), so the venv and the repository stay
-    readable as on a runner where the grader runs as the checkout's owner; it has no capability.
-    With ``user_namespaces=False`` it may not create user namespaces, as on a runner where they
-    are disabled, and the grader must fall back.
-    """
-    start = children_cpu()
-    proc = subprocess.run(
-        [PYTHON, "-c", UNPRIVILEGED, "1" if user_namespaces else "0", PYTHON, "-m", "grader", *args],
-        cwd=stage.repo, capture_output=True, text=True, timeout=timeout, env={**stage.env, **(env or {})},
-    )
-    return Run(proc.returncode, proc.stdout, proc.stderr, children_cpu() - start)
-
-
-def hidden_lines(stage: Stage) -> list[str]:
-    """Lines of the hidden suite and of the solutions that no stub and no report carries."""
-    public = set()
-    for path in (stage.repo / "exercises").rglob("*.py"):
-        public |= {line.strip() for line in path.read_text().splitlines()}
-    lines = set()
-    sources = list((stage.repo / "tests" / ASSIGNMENT).rglob("*.py")) + list((stage.repo / "solutions").rglob("*.py"))
-    for path in sources:
-        for line in path.read_text().splitlines():
-            line = line.strip()
-            if len(line) >= 30 and any(c.isalpha() for c in line) and line not in public and not line.startswith(("#", '"', "'")):
-                lines.add(line)
-    return sorted(lines)
-
-
-def leaks(stage: Stage, text: str, hidden: list[str]) -> list[str]:
-    """Secrets and hidden source lines that appear in ``text``."""
-    found = [s for s in stage.secrets if s in text]
-    found += [f"hidden line: {line}" for line in hidden if line in text]
-    return found
 
 
 def load_json(path: Path):

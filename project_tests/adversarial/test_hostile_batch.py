@@ -21,9 +21,10 @@ import os
 import jsonschema
 import pytest
 
+from project_tests.adversarial.evidence import changes, hidden_lines, leaks, snapshot
+from project_tests.adversarial.grader_runs import require_isolation, run_grader, run_unprivileged
 from project_tests.adversarial.harness import (
-    ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, require_isolation, run_grader, run_unprivileged,
-    snapshot, stub, wait_until_gone, write_submission,
+    ROOT, leftovers, load_json, new_stage, stub, wait_until_gone, write_submission,
 )
 from project_tests.adversarial.payloads import BY_NAME, HOSTILE, TARGET
 from project_tests.helpers import exercise

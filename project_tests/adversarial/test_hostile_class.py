@@ -21,9 +21,8 @@ import jsonschema
 import pytest
 
 from project_tests.adversarial.classmates import BY_NAME, CLASS, HOSTILE_TEXT
-from project_tests.adversarial.harness import (
-    PYTHON, ROOT, children_cpu, fill, leftovers, load_json, new_stage, require_isolation, skip_without_isolation, stub, walk,
-)
+from project_tests.adversarial.grader_runs import children_cpu, require_isolation, skip_without_isolation
+from project_tests.adversarial.harness import PYTHON, ROOT, fill, leftovers, load_json, new_stage, stub, walk
 from project_tests.helpers import exercise
 
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())

@@ -16,9 +16,12 @@ import time
 import jsonschema
 import pytest
 
+from project_tests.adversarial.evidence import changes, hidden_lines, leaks, snapshot
+from project_tests.adversarial.grader_runs import (
+    require_isolation, run_grader, run_unprivileged, skip_without_isolation,
+)
 from project_tests.adversarial.harness import (
-    PYTHON, ROOT, changes, hidden_lines, leaks, leftovers, load_json, new_stage, require_isolation, run_grader,
-    run_unprivileged, skip_without_isolation, snapshot, stub, wait_until_gone, write_submission,
+    PYTHON, ROOT, leftovers, load_json, new_stage, stub, wait_until_gone, write_submission,
 )
 from project_tests.adversarial.payloads import BY_NAME, DAEMON, TARGET, Hostile, at_import
 from project_tests.helpers import exercise
