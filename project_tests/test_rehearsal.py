@@ -31,7 +31,7 @@ import yaml
 
 from grader import environment
 from project_tests.helpers import ROOT, assignments, copy_repository, solution_sources
-from project_tests.test_actions import Reporter, decode_outputs
+from project_tests.classroom_reporter import Reporter, decode_outputs
 from project_tests.test_release import released
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="the rehearsal runs the job as root")
