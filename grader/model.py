@@ -9,16 +9,11 @@ Status = Literal["passed", "failed", "error", "timeout"]
 
 
 @dataclass
-class Feedback:
-    """What a student needs to fix one failing test.
+class Comparison:
+    """What was compared: what ran, and the expected and actual values (every field optional)."""
 
-    Every field is optional: a passing test has none.
-    """
-
-    # What the test checked, in one sentence ("SelfAttention_v1(3, 2) on the textbook inputs").
+    # What ran, in one sentence ("SelfAttention_v1(3, 2) on the textbook inputs").
     checked: str = ""
-    # The likely concept behind the failure ("scores are not scaled by sqrt(d_k)").
-    hint: str = ""
     # Expected and actual values, short (shapes, a few entries), as text.
     expected: str = ""
     actual: str = ""
@@ -28,23 +23,29 @@ class Feedback:
 
 
 @dataclass
-class Diagnosis:
+class Feedback(Comparison):
+    """What a student needs to fix one failing test: the comparison that failed, and a hint.
+
+    Every field is optional: a passing test has none.
+    """
+
+    # What to do about it, or the likely concept behind the failure.
+    hint: str = ""
+
+
+@dataclass
+class Diagnosis(Comparison):
     """One diagnosis for an exercise module with failing checks, shown above them.
 
     A concept appears only when confirmed (a catalog mistake reproduces the student's results,
     or an exception leaves no doubt); otherwise the diagnosis says where the computation first
-    leaves the reference's, or explains the exception.
+    leaves the reference's (the comparison of that step), or explains the exception.
     """
 
     # Confirmed concepts, one per mistake found ("Divide the scores by sqrt(d_k) ...").
     concepts: list[str] = field(default_factory=list)
-    # The first step whose values differ ("attention weights (the softmax output)"), and on what.
+    # The first step whose values differ ("attention weights (the softmax output)").
     stage: str = ""
-    checked: str = ""
-    expected: str = ""
-    actual: str = ""
-    expected_grid: list | None = None
-    actual_grid: list | None = None
     # An exception in student code, explained: its kind and meaning, where, and that line.
     error: str = ""
     where: str = ""
