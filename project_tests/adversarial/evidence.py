@@ -5,10 +5,15 @@ grading, and the secrets and hidden lines that must not appear in anything a stu
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
-from project_tests.adversarial.harness import ASSIGNMENT, SITE, STDLIB, Stage, walk
+import jsonschema
+
+from project_tests.adversarial.harness import ASSIGNMENT, ROOT, SITE, STDLIB, Stage, walk
+
+REPORT_SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
 
 
 # -- what must not change -----------------------------------------------------------------------
@@ -90,3 +95,9 @@ def leaks(stage: Stage, text: str, hidden: list[str]) -> list[str]:
     found = [s for s in stage.secrets if s in text]
     found += [f"hidden line: {line}" for line in hidden if line in text]
     return found
+
+
+def assert_sound(report: dict) -> None:
+    """A report as the grader writes it: it follows the schema and holds no grader error."""
+    jsonschema.validate(report, REPORT_SCHEMA)
+    assert report["grader_errors"] == [], report["grader_errors"]
