@@ -1,7 +1,7 @@
 """The misconception catalog: known mistakes, each a small change of the reference, and when
 one of them is what a student made.
 
-``tests/<assignment>/catalog/<stem>.py`` lists ``MISTAKES``: each :class:`Mistake` is a text
+``tests/<assignment>/catalog/<stem>.toml`` lists ``[[mistake]]`` tables: each :class:`Mistake` is a text
 replacement on ``solutions/<assignment>/<stem>.py`` and the concept it teaches. The same
 list is the project's kept mutants (every hidden test must fail on some mistake).
 
@@ -24,7 +24,7 @@ import hashlib
 import importlib.util
 import json
 import re
-import runpy
+import tomllib
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,11 +58,23 @@ class Mistake:
         return source.replace(self.old, self.new)
 
 
+class CatalogError(ValueError):
+    """A catalog file that cannot be read as a list of mistakes (the message names the file)."""
+
+
 def load(suite: Path) -> list[Mistake]:
-    """The ``MISTAKES`` of every ``suite/catalog/<stem>.py``, in order of file name (none when the
-    suite has no catalog)."""
-    return [mistake for path in sorted((suite / "catalog").glob("*.py"))
-            for mistake in runpy.run_path(str(path))["MISTAKES"]]
+    """The mistakes of every ``suite/catalog/<stem>.toml`` (``[[mistake]]`` tables with
+    ``description``, ``old``, ``new``, ``concept`` and optionally ``random``), in order of file
+    name; none when the suite has no catalog."""
+    mistakes = []
+    for path in sorted((suite / "catalog").glob("*.toml")):
+        try:
+            entries = tomllib.loads(path.read_text())["mistake"]
+            mistakes += [Mistake(path.stem, **entry) for entry in entries]
+        except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
+            raise CatalogError(f"{path}: not a list of [[mistake]] tables with description, old, new, concept "
+                               f"({type(exc).__name__}: {exc})") from None
+    return mistakes
 
 
 # -- comparing probe results ------------------------------------------------------------------------

@@ -114,7 +114,7 @@ def public_probes(suite: Path) -> list[tuple[str, str, dict]]:
 
 
 def build(root: Path, assignment: str) -> dict:
-    """The table for ``public_tests/<assignment>``, from the solutions and ``tests/<assignment>/catalog/<stem>.py``."""
+    """The table for ``public_tests/<assignment>``, from the solutions and ``tests/<assignment>/catalog/<stem>.toml``."""
     from grader.plugin import plain
 
     suite, hidden, solutions = root / "public_tests" / assignment, root / "tests" / assignment, root / "solutions" / assignment

@@ -1,7 +1,7 @@
 """Every hidden test can fail: each fails on at least one small mutation of the solution,
 and each mutation (hard-coded textbook outputs among them) loses points.
 
-The mutants are the misconception catalog, ``tests/<assignment>/catalog/<stem>.py``: each
+The mutants are the misconception catalog, ``tests/<assignment>/catalog/<stem>.toml``: each
 ``Mistake`` is a text replacement on the solution. Every mistake that names a concept must
 also be diagnosed with exactly that concept (confirmed by the catalog itself).
 """
@@ -100,3 +100,21 @@ def test_every_mistake_gets_its_concept_and_no_wrong_one(graded_mutants):
         if not concepts and not (diagnosis.get("stage") or diagnosis.get("error")):
             wrong.append((stem, description, "no diagnosis", diagnosis))
     assert wrong == [], "\n".join(map(str, wrong))
+
+
+@pytest.mark.parametrize("text", ["[[mistake]]\ndescription = 'd'\nold = 'a'\nconcept = ''\n",  # no `new`
+                                  "[[mistake]]\ndescription = 'd'\nold = 'a'\nnew = 'b'\nconcept = ''\nstem = 'x'\n",
+                                  "[[mistake]\n", "[mistakes]\n"])
+def test_a_catalog_file_that_is_not_a_list_of_mistakes_is_named(tmp_path, text):
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "causal.toml").write_text(text)
+    with pytest.raises(catalog.CatalogError, match=r"causal\.toml: not a list of \[\[mistake\]\] tables"):
+        catalog.load(tmp_path)
+
+
+def test_a_catalog_file_gives_its_stem_to_every_mistake(tmp_path):
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "mha.toml").write_text(
+        "[[mistake]]\ndescription = 'd'\nold = '''\n    a\n'''\nnew = 'b'\nconcept = 'c'\nrandom = true\n")
+    assert catalog.load(tmp_path) == [catalog.Mistake("mha", "d", "    a\n", "b", "c", True)]
+    assert catalog.load(tmp_path / "nowhere") == []
