@@ -125,3 +125,18 @@ def check_every_gradient(probed, expected, *, what, layers):
                 hint="NaN gradients come from NaN outputs (for instance a row of weights that is all masked).")
         require(bool(grad.abs().sum() > 0), f"the gradient of {name} is zero", what=what,
                 hint="Every parameter should influence the output.")
+
+
+def tensor_in(probed, key: str, what: str):
+    """``probed[key]`` as a tensor, or a failed check saying what is missing."""
+    value = probed.get(key) if isinstance(probed, dict) else None
+    require(isinstance(value, torch.Tensor), f"{what}: no tensor to check", what=what)
+    return value
+
+
+def check_future_unseen(probed):
+    """The outputs of tokens 1-4 did not change when tokens 5-7 did (``out``, ``out_changed``)."""
+    out = tensor_in(probed, "out", "the output of forward")
+    changed = tensor_in(probed, "out_changed", "the output of forward")
+    close(changed[:, :4] if changed.dim() == 3 else changed, out[:, :4] if out.dim() == 3 else out,
+          what="outputs of tokens 1-4 after changing tokens 5-7 (they must not change)", atol=1e-5)
