@@ -79,15 +79,15 @@ def check_outputs(outs, expected, xs, *, what):
 def check_recovered_weights(out, context, values, weights, *, what, call):
     """The attention weights recovered from the student's output, then the output itself.
 
-    With as many tokens as value dimensions, ``values`` (the student's, as a function of no
-    arguments, called once the output's shape is known to be right) has full rank, so
+    With as many tokens as value dimensions, ``values`` (the student's, in double precision, as a
+    function of no arguments, called once the output's shape is known to be right) has full rank, so
     ``out @ pinv(values)`` gives back the attention weights the student's module used; they are
     compared with the reference's ``weights`` as a grid. ``context`` is the reference's output
     and ``call`` says how it was computed.
     """
     if not (isinstance(out, torch.Tensor) and out.shape == context.shape):
         close(out, context, what=call)
-    recovered = (out.double() @ torch.linalg.pinv(values().double())).float()
+    recovered = (out.double() @ torch.linalg.pinv(values())).float()
     close(recovered, weights, what=what, grid=True)
     close(out, context, what=call)
 

@@ -147,7 +147,7 @@ def test_attention_weights_rows_sum_to_one(probed):
     what = "attention weights of SelfAttention_v1(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
     check_recovered_weights(
         probed["outs"][0], expected(5, 5, 6, X_SQUARE),
-        lambda: X_SQUARE @ matrices(probed["params"], 5, 6, what)[2],
+        lambda: X_SQUARE.double() @ matrices(probed["params"], 5, 6, what)[2].double(),
         attend(reference(5, 5, 6), X_SQUARE)[0], what=what, call="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
 
 

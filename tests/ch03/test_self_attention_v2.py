@@ -171,7 +171,7 @@ def test_attention_weights_rows_sum_to_one(probed):
     what = "attention weights of SelfAttention_v2(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
     check_recovered_weights(
         probed["outs"][0], expected(5, 5, 6, X_SQUARE),
-        lambda: X_SQUARE @ linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"].T,
+        lambda: X_SQUARE.double() @ linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"].double().T,
         attend(reference(5, 5, 6), X_SQUARE)[0], what=what, call="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
