@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from grader import seeding
 from grader.sandbox.trace import recording
 
 STUDENT_FAULT = "_grader_student_fault"  # set on an exception that left student code
@@ -132,7 +133,7 @@ def build(student, name: str, *args, seed: int | None = None, train: bool | None
     function returning one: ``kind="function"``), set to training or eval mode when ``train`` is given."""
     factory = part(student, name, kind)
     if seed is not None:
-        torch.manual_seed(seed)
+        seeding.seed(seed)
     module = call(factory, *args, **(kwargs or {}))
     if not isinstance(module, torch.nn.Module):
         if kind == "class":
@@ -141,6 +142,12 @@ def build(student, name: str, *args, seed: int | None = None, train: bool | None
     if train is not None:
         call(module.train, train)
     return module
+
+
+def seed(value: int) -> None:
+    """``torch.manual_seed(value)`` for a probe: the same random numbers, without the cost of queuing a
+    seeding of every absent accelerator (:mod:`grader.seeding`). Student code's own torch is untouched."""
+    seeding.seed(value)
 
 
 def sibling(probe_file: str, stem: str):
@@ -287,7 +294,7 @@ def call_function(student, function: str, args: list, seed: int | None = None):
     if asked, with its steps."""
     target = part(student, function)
     if seed is not None:
-        torch.manual_seed(seed)
+        seeding.seed(seed)
     with recorded() as recorder:
         result = target(*args)
     return with_steps(result, recorder)

@@ -14,7 +14,7 @@ NAMES = ("W_query", "W_key", "W_value")
 
 def transfer(student, seed, d_in, d_out):
     """Copy the stand-in v2 weights into the stand-in v1; return both sets of matrices."""
-    torch.manual_seed(seed)
+    probing.seed(seed)
     v2, v1 = nn.Module(), nn.Module()
     for name in NAMES:
         setattr(v2, name, nn.Linear(d_in, d_out, bias=False))

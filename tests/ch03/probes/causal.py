@@ -54,7 +54,7 @@ def forward(student, seed, args, x, kwargs=None, train=False, forward_seed=None,
     """Build ``name(*args)`` after seeding, set train/eval mode, return forward(x) with its steps."""
     module = probing.build(student, name, *args, seed=seed, train=train, kwargs=kwargs)
     if forward_seed is not None:
-        torch.manual_seed(forward_seed)
+        probing.seed(forward_seed)
     return probing.traced(module, x)
 
 
@@ -103,7 +103,7 @@ def dropout(student, seed, n, p, heads=None):
     with torch.no_grad():
         eval_out = probing.output(module, x)
         probing.call(module.train)
-        torch.manual_seed(seed + 1)
+        probing.seed(seed + 1)
         with probing.recorded(module) as recorder:
             train_out = module(x)
     return probing.with_steps({"eval": eval_out, "train": probing.tensor(train_out, "the output of forward")}, recorder)

@@ -36,10 +36,10 @@ def transfer(student, seed, d_in, d_out, xs, v1_seed=None):
     import self_attention_v2
 
     copy = probing.part(student, "copy_v2_weights_into_v1", "function")
-    torch.manual_seed(seed)
+    probing.seed(seed)
     sa_v2 = self_attention_v2.SelfAttention_v2(d_in, d_out)
     if v1_seed is not None:
-        torch.manual_seed(v1_seed)
+        probing.seed(v1_seed)
     sa_v1 = self_attention_v1.SelfAttention_v1(d_in, d_out)
     probing.call(copy, sa_v1, sa_v2)
 

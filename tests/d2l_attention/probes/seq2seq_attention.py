@@ -58,7 +58,7 @@ def decode_twice(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens)
 
 def book_example(student, args, seed, X):
     """The book's example: the student's encoder and decoder, seeded one after the other, eval mode."""
-    torch.manual_seed(seed)
+    probing.seed(seed)
     encoder = probing.build(student, ENCODER, *args, train=False)
     decoder = probing.build(student, DECODER, *args, train=False)
     state = as_list(probing.call(decoder.init_state, probing.call(encoder, X), None), "init_state's result")
