@@ -71,32 +71,35 @@ def close(actual, expected: torch.Tensor, *, what: str, atol: float = 1e-4, grid
     when the catalog confirms it.
     """
     expected = expected.detach()
-    feedback = Feedback(checked=what, expected=fmt(expected))
+
+    def mismatch(message: str) -> Mismatch:  # the feedback is written only for a check that fails
+        feedback = Feedback(checked=what, expected=fmt(expected))
+        if not isinstance(actual, torch.Tensor):
+            feedback.actual = f"a {type(actual).__name__}"
+            return Mismatch(message, feedback)
+        feedback.actual = fmt(actual)
+        if grid:
+            feedback.expected_grid, feedback.actual_grid = _grid(expected), _grid(actual)
+        return Mismatch(message, feedback)
+
     if not isinstance(actual, torch.Tensor):
-        feedback.actual = f"a {type(actual).__name__}"
-        raise Mismatch(f"{what}: expected a tensor, got a {type(actual).__name__}", feedback)
-    feedback.actual = fmt(actual)
-    if grid:
-        feedback.expected_grid, feedback.actual_grid = _grid(expected), _grid(actual)
+        raise mismatch(f"{what}: expected a tensor, got a {type(actual).__name__}")
     if tuple(actual.shape) != tuple(expected.shape):
-        raise Mismatch(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}", feedback)
+        raise mismatch(f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}")
     if not actual.is_floating_point() and expected.is_floating_point():
-        raise Mismatch(f"{what}: expected a float tensor, got {actual.dtype}", feedback)
+        raise mismatch(f"{what}: expected a float tensor, got {actual.dtype}")
     a, e = actual.double(), expected.double()
     nonfinite = ~torch.isfinite(a) & torch.isfinite(e)
     if nonfinite.any():
         where = tuple(nonfinite.nonzero()[0].tolist())
-        raise Mismatch(f"{what}: your result has NaN or inf (first at {list(where)})", feedback)
+        raise mismatch(f"{what}: your result has NaN or inf (first at {list(where)})")
     bad = ~torch.isclose(a, e, atol=atol, rtol=0, equal_nan=True)
     if not bad.any():
         return
     count, total = int(bad.sum()), bad.numel()
     first = tuple(bad.nonzero()[0].tolist())
-    raise Mismatch(
-        f"{what}: {count} of {total} values differ by more than {atol:g}; first at {list(first)}: "
-        f"expected {e[first].item():.4f}, got {a[first].item():.4f}",
-        feedback,
-    )
+    raise mismatch(f"{what}: {count} of {total} values differ by more than {atol:g}; first at {list(first)}: "
+                   f"expected {e[first].item():.4f}, got {a[first].item():.4f}")
 
 
 def visibly_wrong_weights(weights: torch.Tensor, causal: bool) -> bool:
