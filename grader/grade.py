@@ -86,6 +86,9 @@ def run_suite(suite: Path, solutions: Path, plugin, *others) -> str:
         "--timeout", "120",  # the grader's own checks; student code has the sandbox's limits
         "--import-mode", "importlib",
         "-q", "--no-header", "--tb", "no",
+        # No capture per test (a tenth of each test's cost): the checks are the grader's own code and
+        # print nothing, and this process's output goes to the log below anyway.
+        "--capture", "no",
     ]
     # Tests import the reference modules by their stems, and helpers beside them.
     sys.path[:0] = [str(solutions), str(suite)]
