@@ -13,6 +13,7 @@ same freshly collected state (copy-on-write), so a grade is what ``grade`` alone
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -50,6 +51,8 @@ class ForkPerSubmission:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
         """Fork per submission; a child returns None (pytest's loop runs its tests), the parent True."""
+        for item in session.items:  # every test's report needs its location: found once, here
+            _ = item.location
         # What collection made is shared by every child: kept out of the collector's way, so a
         # child's garbage collections neither walk nor copy (copy-on-write) those pages.
         gc.freeze()
@@ -103,7 +106,7 @@ def grade_class(
     """
     import torch
 
-    from grader.plugin import GradingPlugin
+    from grader.plugin import GradingPlugin, catalog_source
 
     torch.set_num_threads(1)  # as in grade.grade: the checks compare tiny tensors
     seeding.seed_cpu_only()
@@ -111,6 +114,8 @@ def grade_class(
     names = [e.name for e in rubric.exercises]
     plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=_NoSandbox(), submission_dir=Path(os.devnull),
                            missing={})
+    with contextlib.suppress(Exception):  # a broken catalog is each grading process's diagnosis error, as alone
+        catalog_source(settings.suite_for(assignment), settings.solutions_for(assignment))  # read once for every fork
 
     def start(root: Path, session) -> submission.Taken:
         workdir = sandbox.new_submission_dir()

@@ -19,6 +19,7 @@ report from that JSON.
 
 from __future__ import annotations
 
+import functools
 import traceback
 from dataclasses import asdict
 from pathlib import Path
@@ -58,6 +59,11 @@ class GradingPlugin:
         self.json_report: dict | None = None
         self.result = PlanResult()
         self.calls: dict[str, tuple[str, str, dict]] = {}  # test id -> (module stem, probe, its arguments)
+        self.modules: dict[str, dict] = {}  # module stem -> its part of the plan (probes file, uses, probes)
+        # What find_probes found in the suite, for every module (a submission's are those it has):
+        self.suite_calls: dict[str, tuple[str, str, dict]] = {}
+        self.suite_modules: dict[str, dict] = {}
+        self.probed_items: list | None = None  # the items they were found in
         self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
         self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
 
@@ -68,6 +74,17 @@ class GradingPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
+        """Send this submission's probes to the sandbox: those of every module it has."""
+        if self.probed_items is not items:  # a batch's grading processes find them found by the collector
+            self.find_probes(items)
+        self.modules = {stem: spec for stem, spec in self.suite_modules.items() if stem not in self.missing}
+        self.calls = {nodeid: call for nodeid, call in self.suite_calls.items() if call[0] not in self.missing}
+        if self.modules:
+            self.result = self.run_plan(self.modules, steps=False)  # steps are asked for later, where a diagnosis needs them
+
+    def find_probes(self, items) -> None:
+        """Every probe the suite's tests ask for, module by module, with its arguments as plain data,
+        and what is wrong with any test's points or probe marker (the same for every submission)."""
         suite = self.settings.suite_for(self.rubric.assignment)
         solutions = self.settings.solutions_for(self.rubric.assignment)
         modules: dict[str, dict] = {}
@@ -77,7 +94,7 @@ class GradingPlugin:
                 continue
             marker = item.get_closest_marker("probe")
             stem = exercise_of(item)
-            if marker is None or stem in self.missing:
+            if marker is None:
                 continue
             try:
                 exercise = self.rubric.exercise(stem)
@@ -95,13 +112,16 @@ class GradingPlugin:
                 "probes": [],
             })
             spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": plain(marker.kwargs)})
-            self.calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
-        if not modules:
-            return
-        plan = {"sandbox_dir": str(self.submission_dir), "modules": modules, "limits": self.settings.sandbox_limits()}
+            self.suite_calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
+        self.suite_modules, self.probed_items = modules, items
+
+    def run_plan(self, modules: dict[str, dict], *, steps: bool) -> PlanResult:
+        """Run ``modules``' probes in the sandbox (``steps``: with the recorded steps of traced probes)."""
+        plan = {"sandbox_dir": str(self.submission_dir), "modules": modules, "limits": self.settings.sandbox_limits(),
+                "steps": steps}
         # Enough for every module to use its whole budget, workers at a time, and a margin.
         timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
-        self.result = self.sandbox.run(plan, timeout=timeout)
+        return self.sandbox.run(plan, timeout=timeout)
 
     def points_mistake(self, item) -> str:
         """What is wrong with a test's points (none, or not where the rubric reads them); "" if nothing."""
@@ -193,6 +213,8 @@ class GradingPlugin:
                 grading = (test.get("metadata") or {}).get("grading") or {}
                 failed[test["nodeid"]] = {**(grading.get("feedback") or {})}
                 failed[test["nodeid"]].setdefault("checked", grading.get("message", ""))
+        if not failed:
+            return {}
         source = catalog_source(self.settings.suite_for(self.rubric.assignment),
                                 self.settings.solutions_for(self.rubric.assignment))
         runs: dict[str, list[ProbeRun]] = {}
@@ -208,12 +230,37 @@ class GradingPlugin:
             feedback = failed.get(nodeid, {})
             runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
                                                       feedback.get("checked") or "", feedback))
+        if source is not None:
+            self.add_steps(runs)
         diagnoses = {}
         for stem, module_runs in runs.items():
             found = diagnose(stem, source, module_runs, self.submission_dir)
             if found is not None:
                 diagnoses[stem] = found
         return diagnoses
+
+
+    def add_steps(self, runs: dict[str, list[ProbeRun]]) -> None:
+        """Give the failed traced probes the steps their diagnosis compares: the sandbox runs them
+        again, with steps (the graded run sends none). A result that does not come back the same
+        (student code that is not deterministic) keeps its value and stays without steps: the
+        diagnosis then stops at what differs in the result."""
+        again = {run.nodeid: run for module_runs in runs.values() for run in module_runs
+                 if run.failed and isinstance(run.student, dict) and "$traced" in run.student}
+        modules = {stem: {**spec, "probes": [p for p in spec["probes"] if p["id"] in again]}
+                   for stem, spec in self.modules.items()}
+        modules = {stem: spec for stem, spec in modules.items() if spec["probes"]}
+        if not modules:
+            return
+        try:
+            outcomes = self.run_plan(modules, steps=True).outcomes
+        except Exception:  # noqa: BLE001 - steps only sharpen a diagnosis; the grade stands without them
+            return
+        for nodeid, run in again.items():
+            outcome = outcomes.get(nodeid)
+            if (outcome is not None and outcome.outcome == "ok"
+                    and catalog.agree(catalog.unwrap(outcome.value), catalog.unwrap(run.student))):
+                run.student = outcome.value
 
 
 class SuiteMistake(Exception):
@@ -291,9 +338,11 @@ def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
     return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
 
 
+@functools.cache
 def catalog_source(suite: Path, solutions: Path):
     """Where reference and mistake results come from: the precomputed table beside a public
-    suite, else the reference solutions run live, else nowhere (localization only)."""
+    suite, else the reference solutions run live, else nowhere (localization only). Read once
+    per process (a batch reads it before it forks: every grading process shares it)."""
     from grader.public_catalog import Table
 
     if (suite / Table.FILE).is_file():

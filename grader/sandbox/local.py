@@ -108,7 +108,8 @@ class LocalRunner:
             child = child if child is not None and child.alive() else _Child(self.root)
             captured = Path(tempfile.mkstemp(prefix=f"{stem}-", suffix=".out", dir=self.root)[1])
             child.send({"stem": stem, "sandbox_dir": plan["sandbox_dir"], "uses": spec.get("uses", {}),
-                        "probes_file": spec["probes_file"], "probes": probes[base:], "output": str(captured)})
+                        "probes_file": spec["probes_file"], "probes": probes[base:], "output": str(captured),
+                        "steps": plan.get("steps", True)})
             for index, event in child.events(len(probes) - base, limits["probe_timeout"], budget_end):
                 if index < 0:  # the module could not be imported: every probe says why
                     events += [{"id": p["id"], **event} for p in probes[base:]]
@@ -264,7 +265,7 @@ def child_main() -> None:
         for dependency, path in task["uses"].items():
             worker.load_reference(dependency, path)
         probes_module = worker.load_probes(task["stem"], task["probes_file"])
-        worker.run(channel, task["stem"], task["sandbox_dir"], probes_module, task["probes"])
+        worker.run(channel, task["stem"], task["sandbox_dir"], probes_module, task["probes"], steps=task["steps"])
         sys.stdout.flush()
         sys.stderr.flush()
         for name in set(sys.modules) - baseline_modules:  # the next module starts from a clean slate

@@ -55,8 +55,13 @@ def load_probes(stem: str, path: str):
     return module
 
 
-def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict]) -> None:
-    """Import the student's ``stem`` module from ``sandbox_dir`` and run ``probes`` in order."""
+def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict], *, steps: bool = True) -> None:
+    """Import the student's ``stem`` module from ``sandbox_dir`` and run ``probes`` in order.
+
+    ``steps``: send the recorded steps of traced probes (``{"$traced": value, "steps": [...]}``);
+    without them a traced value is sent as ``{"$traced": value}``. Only a diagnosis reads steps,
+    so a plan asks for them only when a module failed (``GradingPlugin.add_steps``).
+    """
 
     def send(event: dict) -> None:
         channel.write(wire.dumps(event) + "\n")
@@ -76,8 +81,10 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict])
         try:
             function = BUILTIN_PROBES.get(probe["probe"]) or getattr(probes_module, probe["probe"])
             kwargs = wire.decode(probe.get("kwargs", {}))
-            value = to_plain(function(student, **kwargs))
-            event = {"event": "result", "value": value}
+            value = function(student, **kwargs)
+            if not steps and type(value) is dict and "$traced" in value:  # the probe's own wrapper
+                value = {"$traced": value["$traced"]}
+            event = {"event": "result", "value": to_plain(value)}
         except BaseException as exc:  # noqa: BLE001
             # Whose fault: the student's (their code raised) or the probe's own bug (grader_fault).
             event = {"event": "result", "error": describe_exception(exc, sandbox_dir)}

@@ -170,7 +170,7 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
 
     def run(channel, base: int) -> None:  # in the worker: the references this module builds on, under their stems
         sys.modules.update(references)
-        worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:])
+        worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:], steps=plan.get("steps", True))
 
     next_probe = 0
     while next_probe < len(probes) and time.monotonic() < budget_end:
