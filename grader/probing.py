@@ -184,6 +184,21 @@ def output(module, *inputs, what: str = "the output of forward") -> torch.Tensor
 
 
 # -- the steps of a computation ---------------------------------------------------------------------------
+_sending_steps = True  # whether a traced value carries its steps (see sending_steps)
+
+
+@contextlib.contextmanager
+def sending_steps(wanted: bool):
+    """Within the block, traced values carry their steps only if ``wanted``. Only a diagnosis
+    reads them, so the graded run goes without (the worker says which; the trusted side keeps them)."""
+    global _sending_steps
+    before, _sending_steps = _sending_steps, wanted
+    try:
+        yield
+    finally:
+        _sending_steps = before
+
+
 @contextlib.contextmanager
 def recorded(module=None):
     """Record the steps of the student code run in the block (``grader.sandbox.trace``); yields
@@ -192,14 +207,28 @@ def recorded(module=None):
         yield recorder
 
 
+@contextlib.contextmanager
+def _recorded_if_sent(module=None):
+    """:func:`recorded`, where the steps are sent; elsewhere student code alone (yields None)."""
+    if _sending_steps:
+        with recorded(module) as recorder:
+            yield recorder
+    else:
+        with student_code():
+            yield None
+
+
 def with_steps(value, recorder) -> dict:
-    """A probe's result that carries the recorded steps (the test sees only ``value``)."""
+    """A probe's result that carries the recorded steps (the test sees only ``value``); without
+    them where steps are not sent (:func:`sending_steps`)."""
+    if recorder is None or not _sending_steps:
+        return {"$traced": value}
     return {"$traced": value, "steps": recorder.steps}
 
 
 def traced(module, *inputs, what: str = "the output of forward") -> dict:
     """``module(*inputs)`` (exactly a tensor) with the steps it took."""
-    with recorded(module) as recorder:
+    with _recorded_if_sent(module) as recorder:
         out = module(*inputs)
     return with_steps(tensor(out, what), recorder)
 
@@ -207,7 +236,7 @@ def traced(module, *inputs, what: str = "the output of forward") -> dict:
 def on_each(module, inputs: list, **alongside) -> dict:
     """``module(x)`` for every ``x`` of ``inputs`` (``"outs"``, with the steps of them all), and
     ``alongside`` (what the probe noted before, e.g. the module's parameters)."""
-    with recorded(module) as recorder:
+    with _recorded_if_sent(module) as recorder:
         outs = [module(x) for x in inputs]
     return with_steps({**alongside, "outs": outs}, recorder)
 
@@ -295,6 +324,6 @@ def call_function(student, function: str, args: list, seed: int | None = None):
     target = part(student, function)
     if seed is not None:
         seeding.seed(seed)
-    with recorded() as recorder:
+    with _recorded_if_sent() as recorder:
         result = target(*args)
     return with_steps(result, recorder)

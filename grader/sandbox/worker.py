@@ -59,8 +59,9 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict],
     """Import the student's ``stem`` module from ``sandbox_dir`` and run ``probes`` in order.
 
     ``steps``: send the recorded steps of traced probes (``{"$traced": value, "steps": [...]}``);
-    without them a traced value is sent as ``{"$traced": value}``. Only a diagnosis reads steps,
-    so a plan asks for them only when a module failed (``GradingPlugin.add_steps``).
+    without them a traced value is sent as ``{"$traced": value}`` (``probing.sending_steps``). Only
+    a diagnosis reads steps, so a plan asks for them only when a module failed
+    (``GradingPlugin.add_steps``).
     """
 
     def send(event: dict) -> None:
@@ -81,10 +82,9 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict],
         try:
             function = BUILTIN_PROBES.get(probe["probe"]) or getattr(probes_module, probe["probe"])
             kwargs = wire.decode(probe.get("kwargs", {}))
-            value = function(student, **kwargs)
-            if not steps and type(value) is dict and "$traced" in value:  # the probe's own wrapper
-                value = {"$traced": value["$traced"]}
-            event = {"event": "result", "value": to_plain(value)}
+            with probing.sending_steps(steps):
+                value = to_plain(function(student, **kwargs))
+            event = {"event": "result", "value": value}
         except BaseException as exc:  # noqa: BLE001
             # Whose fault: the student's (their code raised) or the probe's own bug (grader_fault).
             event = {"event": "result", "error": describe_exception(exc, sandbox_dir)}
