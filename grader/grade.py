@@ -80,6 +80,11 @@ def run_suite(suite: Path, solutions: Path, plugin, *others) -> str:
         # gc.collect at the end (about 0.2 s with torch loaded), logging wraps every test in
         # capture handlers; threadexception and faulthandler watch for what the checks never do.
         "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:logging", "-p", "no:faulthandler",
+        # Every plugin registered is called at every hook of every test: those the checks never use
+        # (their only fixture is ``probed``; warnings are not graded) are left out.
+        *[arg for name in ("warnings", "debugging", "unittest", "tmpdir", "monkeypatch", "recwarn",
+                           "pastebin", "junitxml", "doctest", "setuponly", "setupplan", "stepwise", "subtests")
+          for arg in ("-p", f"no:{name}")],
         "-p", "pytest_jsonreport.plugin",
         "-p", "pytest_timeout",
         "--json-report", "--json-report-file", "none", "--json-report-omit", "collectors", "log", "streams",
