@@ -1,6 +1,5 @@
 """Public probes for seq2seq_attention.py (run in the sandbox: inputs only, no expected value)."""
 
-
 from grader import probing
 from grader.probing import ProbeError
 
