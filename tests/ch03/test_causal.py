@@ -6,7 +6,6 @@ batch shapes), so hard-coded answers lose points. The probes are in probes/causa
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 import causal as ref
 import self_attention_v2
@@ -38,14 +37,32 @@ X_FUTURE_CHANGED = torch.cat([X_FUTURE[:, :4], random_inputs(34, 2, 3, 4)], dim=
 X_DROP = random_inputs(35, 2, 6, 4)
 X_GRAD = random_inputs(36, 2, 5, 4)
 
-# -- hints ---------------------------------------------------------------------------------------
 
-
-# -- reference computations with and without known mistakes -------------------------------------
+# -- reference computations ------------------------------------------------------------------------
 def reference(seed, *args, **kwargs) -> ref.CausalAttention:
     """The reference CausalAttention, built right after seeding, like the probe builds yours."""
     torch.manual_seed(seed)
     return ref.CausalAttention(*args, **kwargs)
+
+
+def future_weights(seed, x):
+    """The causal attention weights of the reference CausalAttention(4, 3, 7, 0.0) on ``x``."""
+    m = reference(seed, 4, 3, 7, 0.0)
+    with torch.no_grad():
+        q, k = m.W_query(x), m.W_key(x)
+    return weights_from_scores(q @ k.transpose(1, 2), k.shape[-1])
+
+
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks.
+RENORMALIZED_W4 = ref.mask_and_renormalize(W4)
+CAUSAL_WEIGHTS_S3 = ref.causal_attention_weights(S3, 5)
+CAUSAL_WEIGHTS_D_K_1 = ref.causal_attention_weights(SCORES, 1)
+CAUSAL_OTHER = reference(7, 5, 4, 8, 0.0, qkv_bias=True)(X_OTHER).detach()
+CAUSAL_SHORT = reference(5, 4, 3, 10, 0.0)(X_SHORT).detach()
+CAUSAL_FUTURE_WEIGHTS = future_weights(11, X_FUTURE)
+CAUSAL_EVAL = reference(13, 4, 3, 6, 0.0)(X_DROP).detach()
+CAUSAL_PARAMETER_NAMES = [name for name, _ in reference(19, 4, 3, 5, 0.0, qkv_bias=True).named_parameters()]
 
 
 def check_weights(actual, expected, *, what):
@@ -71,7 +88,7 @@ def test_mask_and_renormalize_textbook(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("renormalize", weights=W4)
 def test_mask_and_renormalize_batched(probed):
-    check_weights(probed["result"], ref.mask_and_renormalize(W4),
+    check_weights(probed["result"], RENORMALIZED_W4,
                   what="mask_and_renormalize on weights of shape (2, 3, 5, 5) (two batch dimensions)")
     after = tensor_in(probed, "input_after", "the input of mask_and_renormalize")
     require(torch.equal(after, W4), "mask_and_renormalize changed its input tensor",
@@ -88,7 +105,7 @@ def test_causal_attention_weights_textbook(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("causal_weights", scores=S3, d_k=5)
 def test_causal_attention_weights_other_sizes(probed):
-    check_weights(probed["result"], ref.causal_attention_weights(S3, 5),
+    check_weights(probed["result"], CAUSAL_WEIGHTS_S3,
                   what="causal_attention_weights on scores of shape (3, 7, 7), d_k=5")
     after = tensor_in(probed, "input_after", "the input of causal_attention_weights")
     require(torch.equal(after, S3), "causal_attention_weights changed its input tensor",
@@ -103,7 +120,7 @@ def test_masked_scores_textbook(probed):
     expected = torch.cat([MASKED_SCORES_ROW_2, torch.full((4,), -INF)])
     masked, weights = (probed.get("masked"), probed.get("weights")) if isinstance(probed, dict) else (None, probed)
     if not isinstance(masked, torch.Tensor):  # softmax written by hand: judge the weights it gives
-        close(weights, ref.causal_attention_weights(SCORES, 1), grid=True,
+        close(weights, CAUSAL_WEIGHTS_D_K_1, grid=True,
               what="causal_attention_weights(scores, d_k=1): the masked scores, seen through the weights")
         return
     actual = masked[1] if masked.dim() == 2 else masked
@@ -123,7 +140,7 @@ def test_causal_attention_textbook(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=7, args=[5, 4, 8, 0.0], kwargs={"qkv_bias": True}, x=X_OTHER)
 def test_causal_attention_other_seeds_sizes(probed):
-    close(probed, reference(7, 5, 4, 8, 0.0, qkv_bias=True)(X_OTHER).detach(),
+    close(probed, CAUSAL_OTHER,
           what="CausalAttention(5, 4, 8, 0.0, qkv_bias=True), seed 7, on a (3, 8, 5) batch")
 
 
@@ -133,7 +150,7 @@ def test_causal_attention_shorter_sequence(probed):
     what = "CausalAttention(4, 3, 10, 0.0), seed 5, on 6 tokens (fewer than context_length 10)"
     error = probed.get("error") if isinstance(probed, dict) else None
     require(not error, f"your forward raised {error}", what=what)
-    close(probed.get("out"), reference(5, 4, 3, 10, 0.0)(X_SHORT).detach(), what=what)
+    close(probed.get("out"), CAUSAL_SHORT, what=what)
 
 
 @pytest.mark.points(1)
@@ -141,12 +158,8 @@ def test_causal_attention_shorter_sequence(probed):
 def test_causal_attention_no_future(probed):
     weights = probed.get("weights")
     if isinstance(weights, torch.Tensor):  # seen only when forward calls softmax
-        m = reference(11, 4, 3, 7, 0.0)
-        with torch.no_grad():
-            q, k = m.W_query(X_FUTURE), m.W_key(X_FUTURE)
-        expected = weights_from_scores(q @ k.transpose(1, 2), k.shape[-1])
-        if weights.shape == expected.shape and visibly_wrong_weights(weights, causal=True):
-            close(weights, expected, what="attention weights of CausalAttention(4, 3, 7, 0.0) (rows sum to 1, "
+        if weights.shape == CAUSAL_FUTURE_WEIGHTS.shape and visibly_wrong_weights(weights, causal=True):
+            close(weights, CAUSAL_FUTURE_WEIGHTS, what="attention weights of CausalAttention(4, 3, 7, 0.0) (rows sum to 1, "
                   "no weight on future tokens)", grid=True)
     check_future_unseen(probed)
 
@@ -154,13 +167,7 @@ def test_causal_attention_no_future(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=13, args=[4, 3, 6, 0.5], x=X_DROP, train=False)
 def test_causal_attention_eval_turns_dropout_off(probed):
-    def always_dropout():
-        m = reference(13, 4, 3, 6, 0.5)
-        with torch.no_grad():
-            q, k, v = m.W_query(X_DROP), m.W_key(X_DROP), m.W_value(X_DROP)
-            return F.dropout(weights_from_scores(q @ k.transpose(1, 2), 3), 0.5, training=True) @ v
-
-    close(probed, reference(13, 4, 3, 6, 0.0)(X_DROP).detach(),
+    close(probed, CAUSAL_EVAL,
           what="CausalAttention(4, 3, 6, dropout=0.5) in eval mode equals the same module with dropout 0")
 
 
@@ -184,6 +191,6 @@ def test_causal_attention_mask_buffer(probed):
 @pytest.mark.probe("gradients", seed=19, args=[4, 3, 5, 0.0], kwargs={"qkv_bias": True}, x=X_GRAD)
 def test_causal_attention_gradients(probed):
     check_every_gradient(
-        probed, [name for name, _ in reference(19, 4, 3, 5, 0.0, qkv_bias=True).named_parameters()],
+        probed, CAUSAL_PARAMETER_NAMES,
         what="gradients of CausalAttention(4, 3, 5, 0.0, qkv_bias=True) reach every parameter",
         layers="W_query, W_key and W_value are nn.Linear(d_in, d_out, bias=qkv_bias) attributes of the module.")

@@ -7,7 +7,6 @@ inputs no book printed. The probes are in probes/mha.py.
 
 import pytest
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 import mha as ref
@@ -34,7 +33,7 @@ STALE_NOTEBOOK = ("Note: the book's published solution notebook prints a stale o
                   "older, buggy softmax(dim=1) version of the code; the value checked here is the correct one.")
 
 
-# -- reference computations with and without known mistakes -------------------------------------
+# -- reference computations ------------------------------------------------------------------------
 def reference(seed, name, *args, **kwargs) -> nn.Module:
     """The reference module, built right after seeding, like the probe builds yours."""
     torch.manual_seed(seed)
@@ -48,48 +47,31 @@ with torch.random.fork_rng(devices=[]):
                            reference(28, MHA, 768, 768, 1024, 0.0, num_heads=12).named_parameters()}
 
 
-def layers_in_order(seed, d_in, d_out, qkv_bias=False, order="qkvo"):
-    """(W_query, W_key, W_value, out_proj) as a student creates them in ``order`` after seeding."""
-    torch.manual_seed(seed)
-    made = {}
-    for name in order:
-        made[name] = nn.Linear(d_out, d_out) if name == "o" else nn.Linear(d_in, d_out, bias=qkv_bias)
-    return made["q"], made["k"], made["v"], made["o"]
-
-
-def mha_forward(layers, x, num_heads, *, scale="head", mask=1, dim=-1, split=True, merge=True, out_proj=True,
-                dropout=None):
-    """Multi-head causal attention with the given layers, optionally with one known mistake."""
-    wq, wk, wv, wo = layers
-    b, n, _ = x.shape
-    with torch.no_grad():
-        q, k, v = wq(x), wk(x), wv(x)  # (b, n, d_out)
-        d_out = q.shape[-1]
-        hd = d_out // num_heads
-
-        def heads(t):
-            if split:
-                return t.view(b, n, num_heads, hd).transpose(1, 2)  # (b, heads, n, hd)
-            return t.reshape(b, num_heads, n, hd)  # wrong: tokens and heads mixed up
-
-        q, k, v = heads(q), heads(k), heads(v)
-        d_k = {"head": hd, "none": 1, "d_out": d_out}[scale]
-        w = weights_from_scores(q @ k.transpose(-2, -1), d_k, mask=mask, dim=dim)
-        if dropout == "weights":
-            w = F.dropout(w, 0.5, training=True)
-        context = w @ v  # (b, heads, n, hd)
-        context = context.transpose(1, 2).reshape(b, n, d_out) if merge else context.reshape(b, n, d_out)
-        if dropout == "context":
-            context = F.dropout(context, 0.5, training=True)
-        out = wo(context) if out_proj else context
-        if dropout == "output":
-            out = F.dropout(out, 0.5, training=True)
-        return out
-
-
 def expected_out(module, x):
     with torch.no_grad():
         return module.eval()(x)
+
+
+def future_weights(seed, x, num_heads, head_dim):
+    """The causal attention weights of the reference MultiHeadAttention(4, 6, 7, 0.0, num_heads) on ``x``."""
+    m = reference(seed, MHA, 4, 6, 7, 0.0, num_heads)
+    b, n, _ = x.shape
+    with torch.no_grad():
+        q = m.W_query(x).view(b, n, num_heads, head_dim).transpose(1, 2)
+        k = m.W_key(x).view(b, n, num_heads, head_dim).transpose(1, 2)
+    return weights_from_scores(q @ k.transpose(2, 3), head_dim)  # (b, heads, n, n)
+
+
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks.
+WRAPPER_OTHER = expected_out(reference(4, WRAPPER, 5, 2, 8, 0.0, num_heads=3), X_WRAP)
+WRAPPER_HEADS_PARAMETERS = sum(p.numel() for p in reference(3, WRAPPER, 4, 3, 7, 0.25, num_heads=3, qkv_bias=True).parameters())
+MHA_OTHER = expected_out(reference(21, MHA, 5, 6, 8, 0.0, num_heads=3, qkv_bias=True), X_OTHER)
+MHA_SHORT = expected_out(reference(22, MHA, 4, 4, 10, 0.0, 2), X_SHORT)
+MHA_FUTURE_WEIGHTS = future_weights(23, X_FUTURE, 3, 2)  # (2, 3, 7, 7)
+MHA_EVAL = expected_out(reference(24, MHA, 4, 6, 6, 0.0, 2), X_DROP)
+MHA_PARAMETER_NAMES = [name for name, _ in reference(26, MHA, 4, 6, 5, 0.0, 2, qkv_bias=True).named_parameters()]
+EXERCISE_3_2_OTHER = expected_out(reference(27, WRAPPER, 5, 1, 8, 0.3, num_heads=2), X_3_2)
 
 
 # -- 3.6.1: a wrapper around CausalAttention heads -----------------------------------------------
@@ -103,7 +85,7 @@ def test_wrapper_textbook(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=4, name=WRAPPER, args=[5, 2, 8, 0.0], kwargs={"num_heads": 3}, x=X_WRAP)
 def test_wrapper_other_seeds_sizes(probed):
-    close(probed, expected_out(reference(4, WRAPPER, 5, 2, 8, 0.0, num_heads=3), X_WRAP),
+    close(probed, WRAPPER_OTHER,
           what="MultiHeadAttentionWrapper(5, 2, 8, 0.0, num_heads=3), seed 4, on a (3, 6, 5) batch")
 
 
@@ -123,9 +105,8 @@ def test_wrapper_heads_concatenated(probed):
             what=what, hint="Pass dropout to every CausalAttention head.")
     require(probed.get("bias") == [True] * 3, "the heads have no qkv bias", what=what,
             hint="Pass qkv_bias to every CausalAttention head.")
-    expected_count = sum(p.numel() for p in reference(3, WRAPPER, 4, 3, 7, 0.25, num_heads=3, qkv_bias=True).parameters())
-    require(probed["parameters"] == expected_count, f"the wrapper has {probed['parameters']} parameters, "
-            f"expected {expected_count}", what=what, hint="All heads' parameters belong to the wrapper (nn.ModuleList).")
+    require(probed["parameters"] == WRAPPER_HEADS_PARAMETERS, f"the wrapper has {probed['parameters']} parameters, "
+            f"expected {WRAPPER_HEADS_PARAMETERS}", what=what, hint="All heads' parameters belong to the wrapper (nn.ModuleList).")
     heads = probed["head_outputs"]
     concatenated = torch.cat(heads, dim=-1) if all(h.shape == heads[0].shape for h in heads) else heads[0]
     close(probed["out"], concatenated, what="the wrapper's output is its heads' outputs, concatenated on the last "
@@ -144,7 +125,7 @@ def test_mha_textbook(probed):
 @pytest.mark.probe("forward", seed=21, name=MHA, args=[5, 6, 8, 0.0], kwargs={"num_heads": 3, "qkv_bias": True},
                    x=X_OTHER)
 def test_mha_other_seeds_sizes(probed):
-    close(probed, expected_out(reference(21, MHA, 5, 6, 8, 0.0, num_heads=3, qkv_bias=True), X_OTHER),
+    close(probed, MHA_OTHER,
           what="MultiHeadAttention(5, 6, 8, 0.0, num_heads=3, qkv_bias=True), seed 21, on a (3, 8, 5) batch")
 
 
@@ -154,7 +135,7 @@ def test_mha_shorter_sequence(probed):
     what = "MultiHeadAttention(4, 4, 10, 0.0, num_heads=2), seed 22, on 5 tokens (fewer than context_length 10)"
     error = probed.get("error") if isinstance(probed, dict) else None
     require(not error, f"your forward raised {error}", what=what)
-    close(probed.get("out"), expected_out(reference(22, MHA, 4, 4, 10, 0.0, 2), X_SHORT), what=what)
+    close(probed.get("out"), MHA_SHORT, what=what)
 
 
 @pytest.mark.points(1)
@@ -162,13 +143,8 @@ def test_mha_shorter_sequence(probed):
 def test_mha_no_future(probed):
     weights = probed.get("weights")
     if isinstance(weights, torch.Tensor):  # seen only when forward calls softmax
-        m = reference(23, MHA, 4, 6, 7, 0.0, 3)
-        with torch.no_grad():
-            q = m.W_query(X_FUTURE).view(2, 7, 3, 2).transpose(1, 2)
-            k = m.W_key(X_FUTURE).view(2, 7, 3, 2).transpose(1, 2)
-        expected = weights_from_scores(q @ k.transpose(2, 3), 2)  # (2, 3, 7, 7)
-        if weights.shape == expected.shape and visibly_wrong_weights(weights, causal=True):
-            close(weights, expected, what="attention weights of MultiHeadAttention(4, 6, 7, 0.0, num_heads=3) "
+        if weights.shape == MHA_FUTURE_WEIGHTS.shape and visibly_wrong_weights(weights, causal=True):
+            close(weights, MHA_FUTURE_WEIGHTS, what="attention weights of MultiHeadAttention(4, 6, 7, 0.0, num_heads=3) "
                   "(rows sum to 1, no weight on future tokens)", grid=True)
     check_future_unseen(probed)
 
@@ -176,11 +152,7 @@ def test_mha_no_future(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=24, name=MHA, args=[4, 6, 6, 0.5, 2], x=X_DROP, train=False)
 def test_mha_eval_turns_dropout_off(probed):
-    def always_dropout():
-        layers = layers_in_order(24, 4, 6)  # then dropout draws, as in the probe
-        return mha_forward(layers, X_DROP, 2, dropout="weights")
-
-    close(probed, expected_out(reference(24, MHA, 4, 6, 6, 0.0, 2), X_DROP),
+    close(probed, MHA_EVAL,
           what="MultiHeadAttention(4, 6, 6, dropout=0.5, num_heads=2) in eval mode equals the same module with "
                "dropout 0")
 
@@ -217,7 +189,7 @@ def test_mha_structure(probed):
 @pytest.mark.probe("gradients", seed=26, name=MHA, args=[4, 6, 5, 0.0, 2], kwargs={"qkv_bias": True}, x=X_GRAD)
 def test_mha_gradients(probed):
     check_every_gradient(
-        probed, [name for name, _ in reference(26, MHA, 4, 6, 5, 0.0, 2, qkv_bias=True).named_parameters()],
+        probed, MHA_PARAMETER_NAMES,
         what="gradients of MultiHeadAttention(4, 6, 5, 0.0, num_heads=2, qkv_bias=True) reach every parameter",
         layers="W_query, W_key, W_value are nn.Linear(d_in, d_out, bias=qkv_bias); out_proj is nn.Linear(d_out, d_out).")
 
@@ -241,7 +213,7 @@ def test_exercise_3_2_other_sizes(probed):
     require(probed["dropout"] == [0.3, 0.3], f"the heads' dropout rates are {probed['dropout']}, not 0.3", what=what,
             hint="Pass the dropout argument on to the wrapper.")
     close(tensor_in(probed, "out", "the output of the Exercise 3.2 wrapper"),
-          expected_out(reference(27, WRAPPER, 5, 1, 8, 0.3, num_heads=2), X_3_2), what=what)
+          EXERCISE_3_2_OTHER, what=what)
 
 
 @pytest.mark.points(1)
