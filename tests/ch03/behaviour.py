@@ -70,10 +70,10 @@ def check_dropout(probed, *, n, p, blocks, what):
 def check_outputs(outs, expected, xs, *, what):
     """Each output of the student's module against the reference's on the same input.
 
-    ``expected(x)`` is the reference's output on ``x``; ``what(x)`` says what was run.
+    ``expected`` holds the reference's outputs on ``xs``; ``what(x)`` says what was run.
     """
-    for x, out in zip(xs, outs):
-        close(out, expected(x), what=what(x))
+    for x, out, reference_out in zip(xs, outs, expected):
+        close(out, reference_out, what=what(x))
 
 
 def check_recovered_weights(out, context, values, weights, *, what, call):

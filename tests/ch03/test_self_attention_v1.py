@@ -1,7 +1,6 @@
 """Sections 3.4.1-3.4.2: self-attention with trainable weights stored as nn.Parameter."""
 
 
-from functools import partial
 
 import pytest
 import torch
@@ -21,39 +20,35 @@ X_SQUARE = random_inputs(23, 5, 5)  # as many tokens as value dimensions: weight
 X_GRAD = random_inputs(24, 4, 3)
 
 
-def reference(seed, d_in, d_out, order=ORDER, draw=None):
-    """The reference module built after ``torch.manual_seed(seed)``.
-
-    With ``order``, its matrices are what they would be if created in that order; with
-    ``draw`` (e.g. ``torch.randn``), drawn by that function instead of ``torch.rand``.
-    """
+def reference(seed, d_in, d_out):
+    """The reference module built after ``torch.manual_seed(seed)``."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        module = ref.SelfAttention_v1(d_in, d_out)
-        torch.manual_seed(seed)
-        draws = [draw(d_in, d_out) if draw else getattr(module, name).data for name in ORDER]
-    for name, value in zip(order, draws):
-        getattr(module, name).data = value
-    return module
+        return ref.SelfAttention_v1(d_in, d_out)
 
 
-def attend(module, x, *, scale=True, dim=-1, swap=False):
-    """(attention weights, context vectors) of ``module`` on ``x``, optionally with a known mistake."""
+def attention_weights(module, x):
+    """The attention weights of ``module`` on ``x``."""
     with torch.no_grad():
-        queries, keys, values = x @ module.W_query, x @ module.W_key, x @ module.W_value
-        if swap:
-            queries, keys = keys, queries
-        scores = queries @ keys.T  # (num_tokens, num_tokens)
-        if scale:
-            scores = scores / keys.shape[-1] ** 0.5
-        weights = torch.softmax(scores, dim=dim)
-        return weights, weights @ values
+        queries, keys = x @ module.W_query, x @ module.W_key
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)  # (num_tokens, num_tokens)
 
 
 def expected(seed, d_in, d_out, x):
     """What the reference module returns."""
     with torch.no_grad():
         return reference(seed, d_in, d_out)(x)
+
+
+X_LENGTHS = [INPUTS[:1], INPUTS[:2], X_LONG]
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks.
+IN_ORDER_2024 = torch.stack([getattr(reference(2024, 4, 3), n).data for n in ORDER])
+OTHER_SEED = expected(7, 3, 2, INPUTS)
+OTHER_SIZES = expected(11, 5, 4, X_OTHER)
+OTHER_LENGTHS = [expected(8, 3, 2, x) for x in X_LENGTHS]
+SQUARE = expected(5, 5, 6, X_SQUARE)
+SQUARE_WEIGHTS = attention_weights(reference(5, 5, 6), X_SQUARE)
 
 
 def matrices(params, d_in, d_out, what):
@@ -118,26 +113,25 @@ def test_parameters_are_nn_parameters(probed):
 def test_parameters_created_in_order(probed):
     what = "W_query, W_key, W_value of SelfAttention_v1(4, 3) after torch.manual_seed(2024)"
     values = torch.stack(matrices(probed["params"], 4, 3, what))
-    module = reference(2024, 4, 3)
-    close(values, torch.stack([getattr(module, n).data for n in ORDER]), what=what + " (stacked)")
+    close(values, IN_ORDER_2024, what=what + " (stacked)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_other_seed(probed):
-    close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v1(3, 2)(inputs)")
+    close(probed["outs"][0], OTHER_SEED, what="torch.manual_seed(7); SelfAttention_v1(3, 2)(inputs)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
 def test_forward_other_sizes(probed):
-    close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v1(5, 4) on 7 tokens of size 5 (seed 11)")
+    close(probed["outs"][0], OTHER_SIZES, what="SelfAttention_v1(5, 4) on 7 tokens of size 5 (seed 11)")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
+@pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=X_LENGTHS)
 def test_forward_other_lengths(probed):
-    check_outputs(probed["outs"], partial(expected, 8, 3, 2), [INPUTS[:1], INPUTS[:2], X_LONG],
+    check_outputs(probed["outs"], OTHER_LENGTHS, X_LENGTHS,
                   what=lambda x: f"SelfAttention_v1(3, 2) on {x.shape[0]} token(s) (seed 8)")
 
 
@@ -146,9 +140,9 @@ def test_forward_other_lengths(probed):
 def test_attention_weights_rows_sum_to_one(probed):
     what = "attention weights of SelfAttention_v1(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
     check_recovered_weights(
-        probed["outs"][0], expected(5, 5, 6, X_SQUARE),
+        probed["outs"][0], SQUARE,
         lambda: X_SQUARE.double() @ matrices(probed["params"], 5, 6, what)[2].double(),
-        attend(reference(5, 5, 6), X_SQUARE)[0], what=what, call="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
+        SQUARE_WEIGHTS, what=what, call="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
 @pytest.mark.points(1)

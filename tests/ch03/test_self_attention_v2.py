@@ -1,7 +1,6 @@
 """Section 3.4.2: self-attention with nn.Linear projections (listing 3.2)."""
 
 
-from functools import partial
 
 import pytest
 import torch
@@ -21,35 +20,42 @@ X_GRAD = random_inputs(35, 4, 3)
 BIAS_HINT = "Pass bias=qkv_bias to each of the three nn.Linear layers."
 
 
-def reference(seed, d_in, d_out, qkv_bias=False, order=ORDER):
-    """The reference module built after ``torch.manual_seed(seed)``; with ``order``, its
-    layers are what they would be if created in that order."""
+def reference(seed, d_in, d_out, qkv_bias=False):
+    """The reference module built after ``torch.manual_seed(seed)``."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        module = ref.SelfAttention_v2(d_in, d_out, qkv_bias=qkv_bias)
-    layers = [getattr(module, name) for name in ORDER]
-    for name, layer in zip(order, layers):
-        setattr(module, name, layer)
-    return module
+        return ref.SelfAttention_v2(d_in, d_out, qkv_bias=qkv_bias)
 
 
-def attend(module, x, *, scale=True, dim=-1, swap=False):
-    """(attention weights, context vectors) of ``module`` on ``x``, optionally with a known mistake."""
-    with torch.no_grad():
-        queries, keys, values = module.W_query(x), module.W_key(x), module.W_value(x)
-        if swap:
-            queries, keys = keys, queries
-        scores = queries @ keys.T  # (num_tokens, num_tokens)
-        if scale:
-            scores = scores / keys.shape[-1] ** 0.5
-        weights = torch.softmax(scores, dim=dim)
-        return weights, weights @ values
+def weights_of(queries, keys):
+    """The textbook's attention weights, from queries and keys."""
+    return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)  # (num_tokens, num_tokens)
 
 
 def expected(seed, d_in, d_out, x, qkv_bias=False):
     """What the reference module returns."""
     with torch.no_grad():
         return reference(seed, d_in, d_out, qkv_bias)(x)
+
+
+def projections(module, x):
+    """The queries and keys of ``module`` on ``x``."""
+    with torch.no_grad():
+        return {"queries": module.W_query(x), "keys": module.W_key(x)}
+
+
+X_LENGTHS = [INPUTS[:1], INPUTS[:2], X_LONG]
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks.
+TEXTBOOK_PROJECTIONS = projections(reference(789, 3, 2), INPUTS)
+TEXTBOOK_WEIGHTS = weights_of(**TEXTBOOK_PROJECTIONS)
+WITH_BIAS = expected(3, 3, 2, X_BIAS, qkv_bias=True)
+IN_ORDER_2024 = torch.stack([getattr(reference(2024, 4, 3), n).weight.detach() for n in ORDER])
+OTHER_SEED = expected(7, 3, 2, INPUTS)
+OTHER_SIZES = expected(11, 5, 4, X_OTHER)
+OTHER_LENGTHS = [expected(8, 3, 2, x) for x in X_LENGTHS]
+SQUARE = expected(5, 5, 6, X_SQUARE)
+SQUARE_WEIGHTS = weights_of(**projections(reference(5, 5, 6), X_SQUARE))
 
 
 def linear_layers(params, d_in, d_out, bias, what):
@@ -89,19 +95,10 @@ def test_forward_textbook(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("projections", seed=789, d_in=3, d_out=2, x=INPUTS)
 def test_attention_weights_textbook(probed):
-    def weights_of(queries, keys):  # the textbook's computation, from the layers' queries and keys
-        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
-
-    def reference_weights():
-        module = reference(789, 3, 2)
-        with torch.no_grad():
-            return weights_of(module.W_query(INPUTS), module.W_key(INPUTS))
-
     for name, layer in (("queries", "W_query"), ("keys", "W_key")):
-        close(probed[name], getattr(reference(789, 3, 2), layer)(INPUTS).detach(),
-              what=f"sa_v2.{layer}(inputs) after torch.manual_seed(789)")
+        close(probed[name], TEXTBOOK_PROJECTIONS[name], what=f"sa_v2.{layer}(inputs) after torch.manual_seed(789)")
     weights = weights_of(probed["queries"], probed["keys"])
-    close(weights, reference_weights(), what="softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key (seed 789)",
+    close(weights, TEXTBOOK_WEIGHTS, what="softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key (seed 789)",
           grid=True)
     close(weights[0], V2_WEIGHTS_ROW_1, what="row 1 of softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key")
 
@@ -129,7 +126,7 @@ def test_qkv_bias(probed):
     for name in ORDER:
         shape = list(layers[name]["bias"].shape)
         require(shape == [2], f"self.{name}.bias has shape {tuple(shape)}, expected (2,)", what=what, hint=BIAS_HINT)
-    close(probed["outs"][0], expected(3, 3, 2, X_BIAS, qkv_bias=True), what=what + " on 4 tokens (seed 3)")
+    close(probed["outs"][0], WITH_BIAS, what=what + " on 4 tokens (seed 3)")
 
 
 @pytest.mark.points(1)
@@ -138,30 +135,25 @@ def test_parameters_created_in_order(probed):
     what = "the weights of W_query, W_key, W_value of SelfAttention_v2(4, 3) after torch.manual_seed(2024)"
     layers = linear_layers(probed["params"], 4, 3, False, what)
     weights = torch.stack([layers[n]["weight"] for n in ORDER])
-
-    def stacked(order=ORDER):
-        module = reference(2024, 4, 3, order=order)
-        return torch.stack([getattr(module, n).weight.detach() for n in ORDER])
-
-    close(weights, stacked(), what=what + " (stacked)")
+    close(weights, IN_ORDER_2024, what=what + " (stacked)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
 def test_forward_other_seed(probed):
-    close(probed["outs"][0], expected(7, 3, 2, INPUTS), what="torch.manual_seed(7); SelfAttention_v2(3, 2)(inputs)")
+    close(probed["outs"][0], OTHER_SEED, what="torch.manual_seed(7); SelfAttention_v2(3, 2)(inputs)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
 def test_forward_other_sizes(probed):
-    close(probed["outs"][0], expected(11, 5, 4, X_OTHER), what="SelfAttention_v2(5, 4) on 7 tokens of size 5 (seed 11)")
+    close(probed["outs"][0], OTHER_SIZES, what="SelfAttention_v2(5, 4) on 7 tokens of size 5 (seed 11)")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=[INPUTS[:1], INPUTS[:2], X_LONG])
+@pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=X_LENGTHS)
 def test_forward_other_lengths(probed):
-    check_outputs(probed["outs"], partial(expected, 8, 3, 2), [INPUTS[:1], INPUTS[:2], X_LONG],
+    check_outputs(probed["outs"], OTHER_LENGTHS, X_LENGTHS,
                   what=lambda x: f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)")
 
 
@@ -170,9 +162,9 @@ def test_forward_other_lengths(probed):
 def test_attention_weights_rows_sum_to_one(probed):
     what = "attention weights of SelfAttention_v2(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
     check_recovered_weights(
-        probed["outs"][0], expected(5, 5, 6, X_SQUARE),
+        probed["outs"][0], SQUARE,
         lambda: X_SQUARE.double() @ linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"].double().T,
-        attend(reference(5, 5, 6), X_SQUARE)[0], what=what, call="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
+        SQUARE_WEIGHTS, what=what, call="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
 @pytest.mark.points(1)

@@ -9,7 +9,6 @@ into a contiguous parameter, hence the tolerance of 1e-6.
 import pytest
 import torch
 
-import self_attention_v1 as ref_v1
 import self_attention_v2 as ref_v2
 from grader.checks import close, require
 from textbook import EXERCISE_3_1_FIRST, EXERCISE_3_1_LAST, INPUTS, random_inputs
@@ -25,21 +24,17 @@ NOT_TRANSPOSED_HINT = ("The weights are not transposed: nn.Linear stores its wei
                        "x @ weight.T, while v1 computes x @ W with W of shape (d_in, d_out). Copy weight.T.")
 
 
-def pair(seed, d_in, d_out, v1_seed=None):
-    """Reference (v1, v2) built as the probe builds them: v2 right after the seed, then v1."""
+def reference_v2(seed, d_in, d_out):
+    """The reference sa_v2, built as the probe builds it: right after the seed."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        sa_v2 = ref_v2.SelfAttention_v2(d_in, d_out)
-        if v1_seed is not None:
-            torch.manual_seed(v1_seed)
-        sa_v1 = ref_v1.SelfAttention_v1(d_in, d_out)
-    return sa_v1, sa_v2
+        return ref_v2.SelfAttention_v2(d_in, d_out)
 
 
 def expected(seed, d_in, d_out, x):
     """sa_v2(x): what sa_v1 must return after a correct copy."""
     with torch.no_grad():
-        return pair(seed, d_in, d_out)[1](x)
+        return reference_v2(seed, d_in, d_out)(x)
 
 
 def v1_outputs(probed, d_in, d_out, what):
@@ -54,11 +49,21 @@ def v1_outputs(probed, d_in, d_out, what):
     return probed["v1"]
 
 
-def check_same_as_v2(probed, seed, d_in, d_out, xs, what, v1_seed=None):
-    """Every sa_v1 output equals the reference sa_v2's on the same input, within ATOL."""
-    for x, out in zip(xs, v1_outputs(probed, d_in, d_out, what)):
-        close(out, expected(seed, d_in, d_out, x), what=f"{what}: sa_v1(x) on {x.shape[0]} token(s), compared with sa_v2(x)",
-              atol=ATOL)
+def check_same_as_v2(probed, d_in, d_out, xs, v2_outs, what):
+    """Every sa_v1 output equals the reference sa_v2's (``v2_outs``) on the same input, within ATOL."""
+    for x, out, v2_out in zip(xs, v1_outputs(probed, d_in, d_out, what), v2_outs):
+        close(out, v2_out, what=f"{what}: sa_v1(x) on {x.shape[0]} token(s), compared with sa_v2(x)", atol=ATOL)
+
+
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks.
+TEXTBOOK_V2 = expected(123, 3, 2, INPUTS)
+V2_WEIGHTS_SEED_5 = {name: getattr(reference_v2(5, 4, 3), name).weight.detach() for name in ORDER}
+SEED_42 = [expected(42, 3, 2, INPUTS)]
+SIZES_5_4 = [expected(7, 5, 4, X_OTHER)]
+SQUARE = [expected(3, 4, 4, X_SQUARE)]
+SEVERAL = [expected(9, 3, 5, x) for x in (X_SHORT, X_MID, X_LONG)]
+SEED_11 = [expected(11, 3, 2, INPUTS)]
 
 
 @pytest.mark.points(2)
@@ -76,7 +81,7 @@ def test_textbook_first_and_last_rows(probed):
 def test_textbook_same_output_as_v2(probed):
     what = "sa_v1(inputs) - sa_v2(inputs) after the copy (seed 123)"
     out = v1_outputs(probed, 3, 2, what)[0]
-    close(probed["v2"][0], expected(123, 3, 2, INPUTS), what="sa_v2(inputs) after the copy (seed 123)", atol=ATOL)
+    close(probed["v2"][0], TEXTBOOK_V2, what="sa_v2(inputs) after the copy (seed 123)", atol=ATOL)
     close(out, probed["v2"][0], what=what + f" must be 0 (up to {ATOL:g})", atol=ATOL)
 
 
@@ -84,44 +89,44 @@ def test_textbook_same_output_as_v2(probed):
 @pytest.mark.probe("transfer", seed=5, d_in=4, d_out=3, xs=[])
 def test_v2_left_unchanged(probed):
     what = "the weights of sa_v2 (SelfAttention_v2(4, 3), seed 5) after copy_v2_weights_into_v1"
-    sa_v2 = pair(5, 4, 3)[1]
     require(sorted(probed["v2_named"]) == sorted(f"{n}.weight" for n in ORDER),
             f"sa_v2's parameters are now {probed['v2_named']}", what=what, hint="Leave sa_v2 as it is: only sa_v1 changes.")
     for name in ORDER:
-        close(probed["v2_weights"][name], getattr(sa_v2, name).weight.detach(), what=f"sa_v2.{name}.weight after the copy",
+        close(probed["v2_weights"][name], V2_WEIGHTS_SEED_5[name], what=f"sa_v2.{name}.weight after the copy",
               atol=0.0)
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=42, d_in=3, d_out=2, xs=[INPUTS])
 def test_other_seed(probed):
-    check_same_as_v2(probed, 42, 3, 2, [INPUTS], "SelfAttention_v1(3, 2) with the weights of a seed-42 SelfAttention_v2")
+    check_same_as_v2(probed, 3, 2, [INPUTS], SEED_42, "SelfAttention_v1(3, 2) with the weights of a seed-42 SelfAttention_v2")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=7, d_in=5, d_out=4, xs=[X_OTHER])
 def test_other_sizes(probed):
-    check_same_as_v2(probed, 7, 5, 4, [X_OTHER], "SelfAttention_v1(5, 4) with the weights of a SelfAttention_v2(5, 4)")
+    check_same_as_v2(probed, 5, 4, [X_OTHER], SIZES_5_4, "SelfAttention_v1(5, 4) with the weights of a SelfAttention_v2(5, 4)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=3, d_in=4, d_out=4, xs=[X_SQUARE])
 def test_square_weights_transposed(probed):
     # With d_in == d_out an untransposed copy runs without error: only the values show the mistake.
-    check_same_as_v2(probed, 3, 4, 4, [X_SQUARE], "SelfAttention_v1(4, 4) with the weights of a SelfAttention_v2(4, 4)")
+    check_same_as_v2(probed, 4, 4, [X_SQUARE], SQUARE, "SelfAttention_v1(4, 4) with the weights of a SelfAttention_v2(4, 4)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=9, d_in=3, d_out=5, xs=[X_SHORT, X_MID, X_LONG])
 def test_several_inputs(probed):
-    check_same_as_v2(probed, 9, 3, 5, [X_SHORT, X_MID, X_LONG], "SelfAttention_v1(3, 5) with the weights of a SelfAttention_v2(3, 5)")
+    check_same_as_v2(probed, 3, 5, [X_SHORT, X_MID, X_LONG], SEVERAL,
+                     "SelfAttention_v1(3, 5) with the weights of a SelfAttention_v2(3, 5)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=11, d_in=3, d_out=2, xs=[INPUTS], v1_seed=99)
 def test_v1_start_does_not_matter(probed):
-    check_same_as_v2(probed, 11, 3, 2, [INPUTS], "a SelfAttention_v1(3, 2) built with seed 99, given the weights of a seed-11 v2",
-                     v1_seed=99)
+    check_same_as_v2(probed, 3, 2, [INPUTS], SEED_11,
+                     "a SelfAttention_v1(3, 2) built with seed 99, given the weights of a seed-11 v2")
 
 
 @pytest.mark.points(1)
