@@ -47,7 +47,33 @@ def reference(args, enc_outputs, enc_state, tokens, lens):
     return output, state, module.attention_weights
 
 
-# -- known mistakes, computed with the reference's layers -------------------------------------------
+def book_output():
+    """The book's example: the reference encoder, then the decoder, built after one seed, in eval mode."""
+    torch.manual_seed(SEED)
+    encoder, decoder = ref.Seq2SeqEncoder(*SEQ2SEQ_ARGS).eval(), ref.Seq2SeqAttentionDecoder(*SEQ2SEQ_ARGS).eval()
+    with torch.no_grad():
+        return decoder(SEQ2SEQ_X, decoder.init_state(encoder(SEQ2SEQ_X), None))[0]
+
+
+def gradients(args, enc_outputs, enc_state, tokens, lens, upstream):
+    """The reference's gradients of ``(output * upstream).sum()``: every parameter's, the encoder's outputs' and state's."""
+    module = same_seed(SEED, ref.Seq2SeqAttentionDecoder, *args)
+    enc_outputs, enc_state = enc_outputs.clone().requires_grad_(), enc_state.clone().requires_grad_()
+    output, _ = module(tokens, module.init_state((enc_outputs, enc_state), lens))
+    (output * upstream).sum().backward()
+    found = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
+    return {**found, "encoder outputs": enc_outputs.grad, "encoder state": enc_state.grad}
+
+
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks. Each: (output, state, weights per step).
+DECODED = reference(ARGS, ENC_OUT, ENC_STATE, X, LENS)
+DECODED_2 = reference(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+DECODED_NO_LENS = reference(ARGS, ENC_OUT, ENC_STATE, X, None)
+DECODED_3 = reference(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
+BOOK_OUTPUT = book_output()
+PARAMETERS_2 = [[n, list(p.shape)] for n, p in ref.Seq2SeqAttentionDecoder(*ARGS_2).named_parameters()]
+GRADIENTS_2 = gradients(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, UPSTREAM)
 
 
 def shape_of(value) -> str:
@@ -94,18 +120,14 @@ def test_book_shapes(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("book_example", args=list(SEQ2SEQ_ARGS), seed=SEED, X=SEQ2SEQ_X)
 def test_book_values(probed):
-    torch.manual_seed(SEED)
-    encoder, decoder = ref.Seq2SeqEncoder(*SEQ2SEQ_ARGS).eval(), ref.Seq2SeqAttentionDecoder(*SEQ2SEQ_ARGS).eval()
-    with torch.no_grad():
-        expected, _ = decoder(SEQ2SEQ_X, decoder.init_state(encoder(SEQ2SEQ_X), None))
-    close(probed["output"], expected, what="the book's example, values (encoder then decoder built after one seed)")
+    close(probed["output"], BOOK_OUTPUT, what="the book's example, values (encoder then decoder built after one seed)")
 
 
 # -- structure ------------------------------------------------------------------------------------
 @pytest.mark.points(1)
 @pytest.mark.probe("parameters", args=ARGS_2, seed=SEED)
 def test_parameters(probed):
-    expected = [[n, list(p.shape)] for n, p in ref.Seq2SeqAttentionDecoder(*ARGS_2).named_parameters()]
+    expected = PARAMETERS_2
     require(probed == expected, "the parameters are not those of attention, embedding, rnn, dense in that order",
             what="parameters of Seq2SeqAttentionDecoder(7, 5, 6, 2), in creation order",
             expected=", ".join(f"{n} {tuple(s)}" for n, s in expected),
@@ -129,9 +151,8 @@ def test_init_state(probed):
 
 
 # -- decoding -------------------------------------------------------------------------------------
-def check_outputs(actual, inputs: tuple, what: str) -> None:
-    """The outputs equal the reference's on ``inputs``; else name a known mistake, or the first step that differs."""
-    expected = reference(*inputs)[0]
+def check_outputs(actual, expected: torch.Tensor, what: str) -> None:
+    """The outputs equal the reference's (``expected``); else say at which decoding step they first differ."""
     step = first_step(actual, expected)
     close(actual, expected, what=f"{what} ({step})" if step else what)
 
@@ -139,7 +160,7 @@ def check_outputs(actual, inputs: tuple, what: str) -> None:
 @pytest.mark.points(2)
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
 def test_matches_reference(probed):
-    check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, LENS),
+    check_outputs(probed["output"], DECODED[0],
                   "Seq2SeqAttentionDecoder(11, 6, 8, 1): 3 sources of 5 steps, enc_valid_lens [2, 5, 3], "
                   "4 target steps (outputs (3, 4, 11), same seed as the reference)")
 
@@ -147,7 +168,7 @@ def test_matches_reference(probed):
 @pytest.mark.points(2)
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_two_layers(probed):
-    check_outputs(probed["output"], (ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2),
+    check_outputs(probed["output"], DECODED_2[0],
                   "Seq2SeqAttentionDecoder(7, 5, 6, 2) (two GRU layers): 2 sources of 6 steps, enc_valid_lens [6, 1], "
                   "5 target steps")
 
@@ -156,7 +177,7 @@ def test_two_layers(probed):
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_state_after_decoding(probed):
     enc_outputs, hidden, lens = probed["state"]
-    _, (ref_outputs, ref_hidden, _), _ = reference(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+    _, (ref_outputs, ref_hidden, _), _ = DECODED_2
     what = "the state forward returns: [enc_outputs, hidden_state, enc_valid_lens]"
     close(enc_outputs, ref_outputs, what=f"{what}, item 0: the encoder's outputs (batch first), unchanged")
     close(hidden, ref_hidden, what=f"{what}, item 1: the GRU's hidden state after the last step (2, 2, 6)")
@@ -164,10 +185,9 @@ def test_state_after_decoding(probed):
             what=f"{what}, item 2", expected=str(LENS_2.tolist()), actual=repr(lens)[:80])
 
 
-def check_weights_per_step(probed, args, enc_outputs, enc_state, tokens, lens, what):
-    """One weight tensor per step, each equal to the reference's: the first step that differs is named."""
+def check_weights_per_step(probed, expected: list, what):
+    """One weight tensor per step, each equal to the reference's (``expected``): the first step that differs is named."""
     weights = probed["weights"]
-    expected = reference(args, enc_outputs, enc_state, tokens, lens)[2]
     require(weights is not None and len(weights) == len(expected),
             "attention_weights should be a list with one tensor per decoding step", what=what,
             expected=f"a list of {len(expected)} tensors of shape {tuple(expected[0].shape)}",
@@ -181,7 +201,7 @@ def check_weights_per_step(probed, args, enc_outputs, enc_state, tokens, lens, w
 @pytest.mark.points(2)
 @probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 def test_attention_weights(probed):
-    check_weights_per_step(probed, ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2,
+    check_weights_per_step(probed, DECODED_2[2],
                            "decoder.attention_weights of Seq2SeqAttentionDecoder(7, 5, 6, 2), enc_valid_lens [6, 1]")
 
 
@@ -202,7 +222,7 @@ def test_attention_masks_padding(probed):
 @pytest.mark.points(1)
 @probe("decode", ARGS, ENC_OUT, ENC_STATE, X, None)
 def test_no_valid_lens(probed):
-    check_outputs(probed["output"], (ARGS, ENC_OUT, ENC_STATE, X, None),
+    check_outputs(probed["output"], DECODED_NO_LENS[0],
                   "Seq2SeqAttentionDecoder(11, 6, 8, 1) with enc_valid_lens None (every source step counts)")
 
 
@@ -211,19 +231,13 @@ def test_no_valid_lens(probed):
 def test_eval_is_deterministic(probed):
     what = "Seq2SeqAttentionDecoder(9, 4, 6, 3, dropout=0.5) in eval mode"
     close(probed["second"], probed["first"], what=f"{what}: a second call from the same state gives the same outputs")
-    check_outputs(probed["first"], (ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2), f"{what}: outputs (3 GRU layers)")
+    check_outputs(probed["first"], DECODED_3[0], f"{what}: outputs (3 GRU layers)")
 
 
 @pytest.mark.points(1)
 @probe("gradients", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, upstream=UPSTREAM)
 def test_gradients(probed):
-    module = same_seed(SEED, ref.Seq2SeqAttentionDecoder, *ARGS_2)
-    enc_outputs, enc_state = ENC_OUT_2.clone().requires_grad_(), ENC_STATE_2.clone().requires_grad_()
-    output, _ = module(X_2, module.init_state((enc_outputs, enc_state), LENS_2))
-    (output * UPSTREAM).sum().backward()
-    expected = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
-    expected.update({"encoder outputs": enc_outputs.grad, "encoder state": enc_state.grad})
-    check_gradients(probed, expected, "gradients through Seq2SeqAttentionDecoder (every parameter, the encoder's "
+    check_gradients(probed, GRADIENTS_2, "gradients through Seq2SeqAttentionDecoder (every parameter, the encoder's "
                                       "outputs and state)")
 
 
