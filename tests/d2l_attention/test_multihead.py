@@ -42,7 +42,24 @@ def reference(args, queries, keys, values, valid_lens, bias=False):
     return output, module.attention.attention_weights
 
 
-# -- known mistakes -------------------------------------------------------------------------------
+def gradients(args, queries, keys, values, valid_lens, upstream, bias=False):
+    """The reference's gradients of ``(output * upstream).sum()``: every parameter's and the inputs'."""
+    module = same_seed(SEED, ref.MultiHeadAttention, *args, bias=bias)
+    inputs = {"queries": queries.clone().requires_grad_(), "keys": keys.clone().requires_grad_(),
+              "values": values.clone().requires_grad_()}
+    (module(*inputs.values(), valid_lens) * upstream).sum().backward()
+    found = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
+    return {**found, **{name: t.grad for name, t in inputs.items()}}
+
+
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks. Each: (output, head weights).
+BOOK = reference(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)
+WITH_BIAS = reference(ARGS, Q, K, V, LENS_1D, bias=True)
+PER_QUERY = reference(ARGS, Q, K, V, LENS_2D)
+NO_LENS = reference(ARGS, Q, K, V, None)
+DROPOUT_0_9 = reference([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)
+GRADIENTS = gradients(ARGS, Q, K, V, LENS_1D, UPSTREAM, bias=True)
 
 
 # -- reshaping for parallel heads ----------------------------------------------------------------
@@ -86,7 +103,7 @@ def test_book_shape(probed):
 @pytest.mark.points(1)
 @probe(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)
 def test_book_values(probed):
-    close(probed["output"], reference(list(MHA_ARGS), BOOK_Q, BOOK_KV, BOOK_KV, MHA_VALID_LENS)[0],
+    close(probed["output"], BOOK[0],
           what="MultiHeadAttention(100, 100, 100, 100, 5, 0.5) in eval mode on random (2, 4, 100) queries, "
                "(2, 6, 100) keys and values, valid_lens [3, 2] (same seed as the reference)")
 
@@ -108,7 +125,7 @@ def test_parameters(probed):
 @pytest.mark.points(2)
 @probe(ARGS, Q, K, V, LENS_1D, bias=True)
 def test_different_sizes(probed):
-    close(probed["output"], reference(ARGS, Q, K, V, LENS_1D, bias=True)[0],
+    close(probed["output"], WITH_BIAS[0],
           what="MultiHeadAttention(3, 5, 7, 12, 3, 0.2, bias=True): queries (2, 4, 5), keys (2, 6, 3), values (2, 6, 7), "
                "valid_lens [3, 6]")
 
@@ -116,14 +133,14 @@ def test_different_sizes(probed):
 @pytest.mark.points(1)
 @probe(ARGS, Q, K, V, LENS_2D)
 def test_valid_lens_2d(probed):
-    close(probed["output"], reference(ARGS, Q, K, V, LENS_2D)[0],
+    close(probed["output"], PER_QUERY[0],
           what="MultiHeadAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
 @pytest.mark.points(1)
 @probe(ARGS, Q, K, V, None)
 def test_no_valid_lens(probed):
-    close(probed["output"], reference(ARGS, Q, K, V, None)[0],
+    close(probed["output"], NO_LENS[0],
           what="MultiHeadAttention with valid_lens None (every key counts)")
 
 
@@ -134,8 +151,7 @@ def test_attention_weights(probed):
     require(weights is not None, "self.attention.attention_weights is missing after forward",
             what="the attention weights of the heads, self.attention.attention_weights",
             hint="Run the heads through self.attention = DotProductAttention(dropout); it keeps the weights.")
-    expected = reference(ARGS, Q, K, V, LENS_2D)[1]
-    close(weights, expected, grid=True,
+    close(weights, PER_QUERY[1], grid=True,
           what="self.attention.attention_weights: (batch_size * num_heads, num_queries, num_kv_pairs), "
                "each head masked with its batch item's valid lengths")
 
@@ -143,7 +159,7 @@ def test_attention_weights(probed):
 @pytest.mark.points(1)
 @probe([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)
 def test_eval_disables_dropout(probed):
-    close(probed["output"], reference([3, 5, 7, 12, 3, 0.9], Q, K, V, LENS_1D)[0],
+    close(probed["output"], DROPOUT_0_9[0],
           what="MultiHeadAttention(3, 5, 7, 12, 3, 0.9) in eval mode (dropout must do nothing)")
 
 
@@ -151,9 +167,4 @@ def test_eval_disables_dropout(probed):
 @pytest.mark.probe("gradients", args=ARGS, bias=True, seed=SEED, queries=Q, keys=K, values=V, valid_lens=LENS_1D,
                    upstream=UPSTREAM)
 def test_gradients(probed):
-    module = same_seed(SEED, ref.MultiHeadAttention, *ARGS, bias=True)
-    inputs = {"queries": Q.clone().requires_grad_(), "keys": K.clone().requires_grad_(), "values": V.clone().requires_grad_()}
-    (module(*inputs.values(), LENS_1D) * UPSTREAM).sum().backward()
-    expected = {f"parameter {name}": p.grad for name, p in module.named_parameters()}
-    expected.update({name: t.grad for name, t in inputs.items()})
-    check_gradients(probed, expected, "gradients through MultiHeadAttention (every W_q, W_k, W_v, W_o parameter, the inputs)")
+    check_gradients(probed, GRADIENTS, "gradients through MultiHeadAttention (every W_q, W_k, W_v, W_o parameter, the inputs)")

@@ -35,27 +35,23 @@ def reference(scorer, args, queries, keys, values, valid_lens=None):
     return output, module.attention_weights
 
 
-# -- known mistakes, computed with the reference's weights -----------------------------------------
-
-
-def check_weights(probed, scorer, args, queries, keys, values, valid_lens):
-    """``self.attention_weights`` is kept, masked, normalised and equal to the reference's."""
+def check_weights(probed, scorer, expected):
+    """``self.attention_weights`` is kept, masked, normalised and equal to the reference's (``expected``)."""
     weights = probed["weights"]
     require(weights is not None, f"{scorer} does not keep its attention weights",
             what=f"{scorer}.attention_weights after forward",
             hint="Store the weights of the last call in self.attention_weights (a tensor), before dropout.")
-    expected = reference(scorer, args, queries, keys, values, valid_lens)[1]
     close(weights, expected, what=f"{scorer}.attention_weights, shape (batch_size, num_queries, num_kv_pairs)",
           grid=True)
 
 
-def check_dropout(probed, scorer, args, queries, keys, valid_lens):
+def check_dropout(probed, scorer, reference_weights):
     """In training, dropout zeroes some attention weights and scales the rest by 1 / (1 - p).
 
     Checked against the student's own ``attention_weights`` when they are plausible (so that a
     mistake in the scores costs points elsewhere, not here), else against the reference's.
     """
-    weights = reference(scorer, args, queries, keys, EYE_VALUES, valid_lens)[1].double()
+    weights = reference_weights.double()
     own = probed["weights"]
     if (isinstance(own, torch.Tensor) and own.shape == weights.shape and own.is_floating_point()
             and torch.allclose(own.double().sum(-1), torch.ones(weights.shape[:-1], dtype=torch.float64), atol=1e-4)):
@@ -90,6 +86,21 @@ def reference_gradients(scorer, args, queries, keys, values, valid_lens):
     return grads
 
 
+# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
+# grading processes share them), not in every submission's checks. Each: (output, attention weights).
+ADDITIVE = reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
+ADDITIVE_PER_QUERY = reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)
+ADDITIVE_DROPOUT_0_9 = reference("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)
+ADDITIVE_EYE = reference("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D)
+ADDITIVE_GRADIENTS = reference_gradients("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
+DOT = reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)
+DOT_PER_QUERY = reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
+DOT_NO_LENS = reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)
+DOT_DROPOUT_0_9 = reference("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)
+DOT_EYE = reference("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D)
+DOT_GRADIENTS = reference_gradients("DotProductAttention", [0.0], DOT_Q, DOT_K, V, LENS_1D)
+
+
 # -- the book's example ------------------------------------------------------------------------
 @pytest.mark.points(1)
 @probe("AdditiveAttention", list(ADDITIVE_ARGS), ADDITIVE_QUERIES, KEYS, VALUES, VALID_LENS)
@@ -107,41 +118,41 @@ def test_dot_product_book(probed):
 @pytest.mark.points(2)
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_matches_reference(probed):
-    close(probed["output"], reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)[0],
+    close(probed["output"], ADDITIVE[0],
           what="AdditiveAttention(3, 5, 6, 0.2) on other keys (2, 7, 3), queries (2, 4, 5), valid_lens [3, 7]")
 
 
 @pytest.mark.points(1)
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)
 def test_additive_2d_valid_lens(probed):
-    close(probed["output"], reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)[0],
+    close(probed["output"], ADDITIVE_PER_QUERY[0],
           what="AdditiveAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
 @pytest.mark.points(1)
 @probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_attention_weights(probed):
-    check_weights(probed, "AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
+    check_weights(probed, "AdditiveAttention", ADDITIVE[1])
 
 
 @pytest.mark.points(1)
 @probe("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)
 def test_additive_eval_disables_dropout(probed):
-    close(probed["output"], reference("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)[0],
+    close(probed["output"], ADDITIVE_DROPOUT_0_9[0],
           what="AdditiveAttention(3, 5, 6, 0.9) in eval mode (dropout must do nothing)")
 
 
 @pytest.mark.points(1)
 @probe("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D, train=True)
 def test_additive_dropout_on_weights(probed):
-    check_dropout(probed, "AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, LENS_1D)
+    check_dropout(probed, "AdditiveAttention", ADDITIVE_EYE[1])
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("gradients", scorer="AdditiveAttention", args=ADD_ARGS, seed=SEED, queries=ADD_Q, keys=ADD_K,
                    values=V, valid_lens=LENS_1D, upstream=UPSTREAM)
 def test_additive_gradients(probed):
-    check_gradients(probed, reference_gradients("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D),
+    check_gradients(probed, ADDITIVE_GRADIENTS,
                     "gradients through AdditiveAttention (W_k, W_q, w_v, queries, keys, values)")
 
 
@@ -149,46 +160,46 @@ def test_additive_gradients(probed):
 @pytest.mark.points(2)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)
 def test_dot_product_matches_reference(probed):
-    close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)[0],
+    close(probed["output"], DOT[0],
           what="DotProductAttention(0.2) on queries (2, 4, 6), keys (2, 7, 6), valid_lens [3, 7]")
 
 
 @pytest.mark.points(1)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 def test_dot_product_2d_valid_lens(probed):
-    close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)[0],
+    close(probed["output"], DOT_PER_QUERY[0],
           what="DotProductAttention with one valid length per query, valid_lens of shape (2, 4)")
 
 
 @pytest.mark.points(1)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)
 def test_dot_product_no_valid_lens(probed):
-    close(probed["output"], reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)[0],
+    close(probed["output"], DOT_NO_LENS[0],
           what="DotProductAttention(0.2)(queries, keys, values), valid_lens left at its default None")
 
 
 @pytest.mark.points(1)
 @probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 def test_dot_product_attention_weights(probed):
-    check_weights(probed, "DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
+    check_weights(probed, "DotProductAttention", DOT_PER_QUERY[1])
 
 
 @pytest.mark.points(1)
 @probe("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)
 def test_dot_product_eval_disables_dropout(probed):
-    close(probed["output"], reference("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)[0],
+    close(probed["output"], DOT_DROPOUT_0_9[0],
           what="DotProductAttention(0.9) in eval mode (dropout must do nothing)")
 
 
 @pytest.mark.points(1)
 @probe("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D, train=True)
 def test_dot_product_dropout_on_weights(probed):
-    check_dropout(probed, "DotProductAttention", [0.5], DOT_Q, DOT_K, LENS_1D)
+    check_dropout(probed, "DotProductAttention", DOT_EYE[1])
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("gradients", scorer="DotProductAttention", args=[0.0], seed=SEED, queries=DOT_Q, keys=DOT_K,
                    values=V, valid_lens=LENS_1D, upstream=UPSTREAM)
 def test_dot_product_gradients(probed):
-    check_gradients(probed, reference_gradients("DotProductAttention", [0.0], DOT_Q, DOT_K, V, LENS_1D),
+    check_gradients(probed, DOT_GRADIENTS,
                     "gradients through DotProductAttention (queries, keys, values)")
