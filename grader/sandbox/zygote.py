@@ -24,7 +24,7 @@ if __name__ == "__main__":  # started by path with -I: make the grader package i
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from grader import probing  # noqa: E402
-from grader.sandbox import confine, hugepages, linux, wire, worker  # noqa: E402
+from grader.sandbox import confine, hugepages, linux, syscall_filter, wire, worker  # noqa: E402
 
 ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started
 
@@ -35,6 +35,8 @@ def warm_up() -> None:
 
     torch.set_num_threads(1)
     probing.seed(0)  # finds out, once, whether there is an accelerator to seed besides the CPU
+    if not syscall_filter.unavailable():
+        syscall_filter.rules()  # built here once; each worker only loads it
     layer = torch.nn.Linear(3, 2)
     scores = layer(torch.rand(1, 4, 3)) @ torch.rand(1, 2, 4)
     weights = torch.softmax(scores.masked_fill(torch.ones(4, 4).triu(1).bool(), -torch.inf), dim=-1)
