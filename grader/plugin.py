@@ -36,8 +36,6 @@ from grader.sandbox.client import PlanResult, ProbeOutcome, Sandbox
 from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
 
-PLAN_RESULT = pytest.StashKey[PlanResult]()
-
 
 class GradingPlugin:
     """Registered per grading session with what it needs to run student code."""

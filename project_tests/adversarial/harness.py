@@ -35,7 +35,6 @@ PYTHON = sys.executable
 ASSIGNMENT = "ch03"
 SITE = Path(sysconfig.get_paths()["purelib"])
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
-NOBODY = 65534
 
 
 @dataclass
