@@ -73,7 +73,7 @@ class GradingPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
         """Send this submission's probes to the sandbox: those of every module it has."""
-        if self.probed_items is not items:  # a batch's grading processes find them found by the collector
+        if self.probed_items is not items:  # in a batch's grading process, the collector found them already
             self.find_probes(items)
         self.modules = {stem: spec for stem, spec in self.suite_modules.items() if stem not in self.missing}
         self.calls = {nodeid: call for nodeid, call in self.suite_calls.items() if call[0] not in self.missing}
@@ -236,7 +236,6 @@ class GradingPlugin:
             if found is not None:
                 diagnoses[stem] = found
         return diagnoses
-
 
     def add_steps(self, runs: dict[str, list[ProbeRun]]) -> None:
         """Give the failed traced probes the steps their diagnosis compares: the sandbox runs them
