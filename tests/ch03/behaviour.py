@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.checks import close, require
+from grader.checks import close, require, visibly_wrong_weights
 
 INF = float("inf")
 MASK_BUFFER = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"
@@ -132,6 +132,17 @@ def tensor_in(probed, key: str, what: str):
     value = probed.get(key) if isinstance(probed, dict) else None
     require(isinstance(value, torch.Tensor), f"{what}: no tensor to check", what=what)
     return value
+
+
+def check_no_future(probed, expected_weights, *, weights_of):
+    """No attention to future tokens: the weights, when softmax showed them and they are wrong on
+    their face, against the reference's (``weights_of`` names the module); then the outputs."""
+    weights = probed.get("weights")
+    if isinstance(weights, torch.Tensor):  # seen only when forward calls softmax
+        if weights.shape == expected_weights.shape and visibly_wrong_weights(weights, causal=True):
+            close(weights, expected_weights, what=f"attention weights of {weights_of} (rows sum to 1, no weight on "
+                  "future tokens)", grid=True)
+    check_future_unseen(probed)
 
 
 def check_future_unseen(probed):
