@@ -1,7 +1,5 @@
 """Sections 3.4.1-3.4.2: self-attention with trainable weights stored as nn.Parameter."""
 
-
-
 import pytest
 import torch
 

@@ -1,7 +1,5 @@
 """Section 3.4.2: self-attention with nn.Linear projections (listing 3.2)."""
 
-
-
 import pytest
 import torch
 
