@@ -31,7 +31,7 @@ def seed(value: int) -> None:
     import torch
 
     if no_accelerator():
-        torch.default_generator.manual_seed(int(value))
+        manual_seed(value)
     else:
         torch.manual_seed(value)
 
