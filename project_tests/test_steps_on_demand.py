@@ -21,7 +21,8 @@ def test_the_graded_run_sends_traced_values_without_their_steps(tmp_path, monkey
              "kwargs": {"function": "double", "args": [wire.encode_tensor(torch.tensor([1.0, 2.0]))], "seed": None}}
     monkeypatch.chdir(tmp_path)  # the worker moves into the submission and puts it on sys.path
     monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.delitem(sys.modules, "tiny", raising=False)
+    monkeypatch.setitem(sys.modules, "tiny", None)  # so that the module the worker imports is forgotten after
+    monkeypatch.delitem(sys.modules, "tiny")
     sent = {}
     for steps in (True, False):
         channel = io.StringIO()
