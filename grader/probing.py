@@ -127,14 +127,19 @@ def call(function, *args, **kwargs):
 
 
 def build(student, name: str, *args, seed: int | None = None, train: bool | None = None, kwargs: dict | None = None,
-          kind: str = "class"):
+          kind: str = "class", initialize: bool = True):
     """``student.<name>(*args, **kwargs)`` built right after ``torch.manual_seed(seed)`` (if
     given), as the trusted tests build the reference: an ``nn.Module`` (``name`` is a class, or a
-    function returning one: ``kind="function"``), set to training or eval mode when ``train`` is given."""
+    function returning one: ``kind="function"``), set to training or eval mode when ``train`` is given.
+
+    ``initialize=False`` is for a probe that reads only the module's configuration (shapes,
+    counts, settings), never a value: its ``nn.Linear`` layers then keep their uninitialised
+    memory instead of drawing random weights (about 20 ms for a GPT-2-size attention module)."""
     factory = part(student, name, kind)
     if seed is not None:
         seeding.seed(seed)
-    module = call(factory, *args, **(kwargs or {}))
+    with contextlib.nullcontext() if initialize else linear_layers_uninitialized():
+        module = call(factory, *args, **(kwargs or {}))
     if not isinstance(module, torch.nn.Module):
         if kind == "class":
             raise ProbeError(f"{name} should be a subclass of nn.Module")
@@ -142,6 +147,17 @@ def build(student, name: str, *args, seed: int | None = None, train: bool | None
     if train is not None:
         call(module.train, train)
     return module
+
+
+@contextlib.contextmanager
+def linear_layers_uninitialized():
+    """Within this block, ``nn.Linear`` skips ``reset_parameters`` (see :func:`build`)."""
+    original = torch.nn.Linear.reset_parameters
+    torch.nn.Linear.reset_parameters = lambda self: None
+    try:
+        yield
+    finally:
+        torch.nn.Linear.reset_parameters = original
 
 
 def seed(value: int) -> None:

@@ -139,3 +139,29 @@ def test_whose_fault_an_exception_is(tmp_path):
     assert "grader_fault" not in called and called["type"] == "ValueError"
     refused = account(lambda: probing.tensor([1], "the result"))
     assert refused["probe_error"] and "grader_fault" not in refused
+
+
+
+def test_a_module_built_uninitialized_keeps_its_shapes_draws_no_random_number_and_restores_nn_linear():
+    import torch
+    from torch import nn
+
+    class Student:  # a student's module: two layers, one with a bias
+        @staticmethod
+        def build():
+            return nn.Sequential(nn.Linear(6, 4, bias=False), nn.Linear(4, 2))
+
+        @staticmethod
+        def broken():
+            nn.Linear(2, 2)
+            raise ValueError("the student's error")
+
+    initialize = nn.Linear.reset_parameters
+    built = probing.build(Student, "build", kind="function", seed=5, initialize=False)
+    assert [list(p.shape) for p in built.parameters()] == [[4, 6], [2, 4], [2]]
+    drawn = torch.rand(3)
+    torch.manual_seed(5)
+    assert torch.equal(drawn, torch.rand(3))  # the seeded stream is untouched: no weight was drawn
+    with pytest.raises(ValueError, match="the student's error"):
+        probing.build(Student, "broken", kind="function", initialize=False)
+    assert nn.Linear.reset_parameters is initialize

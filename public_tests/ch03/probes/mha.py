@@ -17,5 +17,5 @@ def exercise_3_2(student, seed, x):
 
 def parameter_count(student):
     """How many trainable numbers ``exercise_3_3_gpt2_attention()`` holds."""
-    module = probing.build(student, "exercise_3_3_gpt2_attention", kind="function")
+    module = probing.build(student, "exercise_3_3_gpt2_attention", kind="function", initialize=False)
     return int(sum(p.numel() for p in module.parameters() if p.requires_grad))

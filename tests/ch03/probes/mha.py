@@ -112,7 +112,8 @@ def exercise_3_2(student, seed, args, x):
 def exercise_3_3(student, seed):
     """exercise_3_3_gpt2_attention() built after seeding: its configuration (the forward pass is
     graded by the MultiHeadAttention checks, so a mistake there costs points once)."""
-    module = probing.build(student, "exercise_3_3_gpt2_attention", seed=seed, train=False, kind="function")
+    module = probing.build(student, "exercise_3_3_gpt2_attention", seed=seed, train=False, kind="function",
+                            initialize=False)
     mask = dict(module.named_buffers()).get("mask")
     dropout = getattr(module, "dropout", None)
     return {
