@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from grader import probing
+from grader import fault
 
 ATOL = 1e-4
 MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
@@ -149,7 +149,7 @@ def run_probe(function, module, kwargs: dict):
         try:
             return plain(function(module, **kwargs))
         except Exception as exc:  # noqa: BLE001 - a mistake may raise, as student code may
-            account = probing.describe_exception(exc, str(Path(getattr(module, "__file__", "") or ".").parent))
+            account = fault.describe_exception(exc, str(Path(getattr(module, "__file__", "") or ".").parent))
             found = failure(type(exc).__name__, str(exc))
             if account.get("grader_fault"):  # the probe's own code failed, not the module it probes
                 found["grader_fault"] = account["where"]

@@ -21,18 +21,17 @@ from __future__ import annotations
 
 import functools
 import traceback
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from grader import catalog, probe_specs
-from grader.checks import Mismatch, StudentCodeFailed
+from grader import catalog, probe_specs, verdicts
+from grader.checks import StudentCodeFailed
 from grader.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
 from grader.rubric import Rubric
 from grader.sandbox import wire
-from grader.sandbox.client import PlanResult, ProbeOutcome, Sandbox
+from grader.sandbox.client import PlanResult, Sandbox
 from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
 
@@ -137,7 +136,7 @@ class GradingPlugin:
     def pytest_runtest_setup(self, item) -> None:
         """A test whose probe marker or points are wrong is the suite's mistake: a grader error."""
         if item.nodeid in self.suite_mistakes:
-            raise SuiteMistake(self.suite_mistakes[item.nodeid])
+            raise verdicts.SuiteMistake(self.suite_mistakes[item.nodeid])
 
     # -- what tests receive ---------------------------------------------------------------------
     @pytest.fixture
@@ -150,9 +149,9 @@ class GradingPlugin:
         if outcome is None:
             raise RuntimeError(f"no probe outcome for {request.node.nodeid}")
         if outcome.outcome == "error" and outcome.error.get("grader_fault") and self.probe_fails_alone(request.node.nodeid):
-            raise SuiteMistake(probe_bug(stem, self.calls[request.node.nodeid][1], outcome.error))
+            raise verdicts.SuiteMistake(verdicts.probe_bug(stem, self.calls[request.node.nodeid][1], outcome.error))
         if outcome.outcome != "ok":
-            raise student_failure(stem, outcome)
+            raise verdicts.student_failure(stem, outcome)
         return catalog.unwrap(outcome.value)
 
     def probe_fails_alone(self, nodeid: str) -> bool:
@@ -172,28 +171,7 @@ class GradingPlugin:
         """Turn how a test phase ended into the ``grading`` entry of the JSON report."""
         if call.excinfo is None:
             return None
-        exc = call.excinfo.value
-        if isinstance(exc, StudentCodeFailed):
-            grading = {"status": exc.status, "message": exc.message, "feedback": {"hint": exc.hint} if exc.hint else None}
-        elif isinstance(exc, Mismatch):
-            grading = {"status": "failed", "message": exc.message, "feedback": asdict(exc.feedback)}
-        elif isinstance(exc, AssertionError):
-            grading = {"status": "failed", "message": str(exc).splitlines()[0] if str(exc) else "check failed", "feedback": None}
-        elif call.excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
-            grading = {"status": "failed", "message": "skipped: a skipped check earns no points", "feedback": None}
-        elif (shape := empty_tensor(self.result.outcomes.get(item.nodeid))) is not None:
-            # A degenerate but legal answer the check could not even look at: a failed check, not the grader's fault.
-            grading = {"status": "failed", "feedback": None,
-                       "message": f"your result holds an empty tensor (shape {shape}), which this check cannot use"}
-        else:
-            detail = str(exc) if isinstance(exc, SuiteMistake) else "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            grading = {
-                "status": "error",
-                "message": "the grader could not run this check (not your fault; please tell your instructor)",
-                "feedback": None,
-                "grader_error": f"{item.nodeid}: {detail}",
-            }
-        return {"grading": grading}
+        return {"grading": verdicts.grading_entry(item.nodeid, call.excinfo, self.result.outcomes.get(item.nodeid))}
 
     def pytest_json_modifyreport(self, json_report):
         self.json_report = json_report
@@ -260,17 +238,6 @@ class GradingPlugin:
                 run.student = outcome.value
 
 
-class SuiteMistake(Exception):
-    """A probe marker or a probe itself is wrong: the grader's error, never the student's."""
-
-
-def probe_bug(stem: str, probe: str, error: dict) -> str:
-    """The grader error for a probe whose own code raised."""
-    where = f" (at {error['where']})" if error.get("where") else ""
-    return (f"probe {probe!r} of probes/{stem}.py failed in its own code{where}: "
-            f"{error.get('type', 'error')}: {error.get('message', '')}")
-
-
 def calls(function: str, *args, seed: int | None = None):
     """Marker for the built-in probe: call the student's ``function(*args)`` (seeded if asked)."""
     return pytest.mark.probe("call", function=function, args=list(args), seed=seed)
@@ -292,47 +259,6 @@ def plain(value):
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
-
-
-def empty_tensor(outcome: ProbeOutcome | None) -> tuple | None:
-    """The shape of the first tensor without elements in a probe's value, if there is one."""
-    import torch
-
-    pending = [outcome.value] if outcome is not None and outcome.outcome == "ok" else []
-    while pending:
-        value = pending.pop()
-        if isinstance(value, torch.Tensor) and value.numel() == 0:
-            return tuple(value.shape)
-        if isinstance(value, (list, tuple)):
-            pending += value
-        elif isinstance(value, dict):
-            pending += value.values()
-    return None
-
-
-def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
-    """Say what went wrong in student code, in one line, and whether it was a timeout."""
-    error = outcome.error
-    kind, message, where = error.get("type", ""), error.get("message", ""), error.get("where", "")
-    at = f" ({where})" if where else ""
-    if outcome.outcome == "timeout":
-        return StudentCodeFailed(f"{stem}.py: {message}", status="timeout",
-                                 hint="Look for a loop that never ends, or a very large computation.")
-    if error.get("not_attempted"):
-        return StudentCodeFailed(f"not attempted yet: {stem}.py still raises NotImplementedError{at}", status="error")
-    if outcome.outcome == "module_error":
-        if kind == "SyntaxError" or kind == "IndentationError":
-            return StudentCodeFailed(f"{stem}.py has a {kind}{at}: {message}", status="error")
-        if kind in ("Timeout", "Crash"):
-            return StudentCodeFailed(f"{stem}.py could not be imported: {message}", status="error")
-        return StudentCodeFailed(f"{stem}.py could not be imported: {kind}: {message}{at}", status="error")
-    if outcome.outcome == "crash":
-        return StudentCodeFailed(f"{message}", status="error")
-    if error.get("probe_error"):
-        return StudentCodeFailed(message, status="error")
-    if error.get("grader_fault"):  # the probe raised, but not on the reference: on what the student's code gave
-        return StudentCodeFailed(f"the check could not use what your code gave ({kind}: {message})", status="error")
-    return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
 
 
 @functools.cache

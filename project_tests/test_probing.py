@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from grader import probe_specs, probing
+from grader import fault, probe_specs, probing
 from grader.sandbox.worker import BUILTIN_PROBES
 from project_tests.helpers import ROOT, exercise, grade_cli, make_submission, mutate, solution_sources
 
@@ -128,7 +128,7 @@ def test_whose_fault_an_exception_is(tmp_path):
         try:
             function()
         except Exception as exc:  # noqa: BLE001
-            return probing.describe_exception(exc, str(student_dir))
+            return fault.describe_exception(exc, str(student_dir))
 
     students = account(namespace["boom"])
     assert students["where"] == "mine.py, line 2, in boom" and "grader_fault" not in students

@@ -13,7 +13,7 @@ import os
 import sys
 
 from grader import probing
-from grader.probing import ProbeError, describe_exception
+from grader.fault import ProbeError, describe_exception
 from grader.sandbox import wire
 
 

@@ -1,0 +1,95 @@
+"""What a test's end means for the student: the ``grading`` entry of each test in the JSON
+report (status, message, feedback), and the one-line account of a probe that went wrong.
+
+``GradingPlugin`` (:mod:`grader.plugin`) calls these; they hold the wording a student reads.
+A test fails (a check did not hold), errs in student code (what it raised, where, or a
+timeout or crash), or errs in the grader (a suite mistake or a bug, never the student's
+fault, reported to the instructor as a grader error).
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import asdict
+
+import pytest
+
+from grader.checks import Mismatch, StudentCodeFailed
+from grader.sandbox.client import ProbeOutcome
+
+
+def grading_entry(nodeid: str, excinfo, outcome: ProbeOutcome | None) -> dict:
+    """The ``grading`` entry (status, message, feedback) of a test phase that raised ``excinfo``;
+    ``outcome`` is the test's probe outcome, if it had one."""
+    exc = excinfo.value
+    if isinstance(exc, StudentCodeFailed):
+        return {"status": exc.status, "message": exc.message, "feedback": {"hint": exc.hint} if exc.hint else None}
+    if isinstance(exc, Mismatch):
+        return {"status": "failed", "message": exc.message, "feedback": asdict(exc.feedback)}
+    if isinstance(exc, AssertionError):
+        return {"status": "failed", "message": str(exc).splitlines()[0] if str(exc) else "check failed", "feedback": None}
+    if excinfo.errisinstance((pytest.skip.Exception, pytest.xfail.Exception)):
+        return {"status": "failed", "message": "skipped: a skipped check earns no points", "feedback": None}
+    if (shape := empty_tensor(outcome)) is not None:
+        # A degenerate but legal answer the check could not even look at: a failed check, not the grader's fault.
+        return {"status": "failed", "feedback": None,
+                "message": f"your result holds an empty tensor (shape {shape}), which this check cannot use"}
+    detail = str(exc) if isinstance(exc, SuiteMistake) else "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return {
+        "status": "error",
+        "message": "the grader could not run this check (not your fault; please tell your instructor)",
+        "feedback": None,
+        "grader_error": f"{nodeid}: {detail}",
+    }
+
+
+class SuiteMistake(Exception):
+    """A probe marker or a probe itself is wrong: the grader's error, never the student's."""
+
+
+def probe_bug(stem: str, probe: str, error: dict) -> str:
+    """The grader error for a probe whose own code raised."""
+    where = f" (at {error['where']})" if error.get("where") else ""
+    return (f"probe {probe!r} of probes/{stem}.py failed in its own code{where}: "
+            f"{error.get('type', 'error')}: {error.get('message', '')}")
+
+
+def empty_tensor(outcome: ProbeOutcome | None) -> tuple | None:
+    """The shape of the first tensor without elements in a probe's value, if there is one."""
+    import torch
+
+    pending = [outcome.value] if outcome is not None and outcome.outcome == "ok" else []
+    while pending:
+        value = pending.pop()
+        if isinstance(value, torch.Tensor) and value.numel() == 0:
+            return tuple(value.shape)
+        if isinstance(value, (list, tuple)):
+            pending += value
+        elif isinstance(value, dict):
+            pending += value.values()
+    return None
+
+
+def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
+    """Say what went wrong in student code, in one line, and whether it was a timeout."""
+    error = outcome.error
+    kind, message, where = error.get("type", ""), error.get("message", ""), error.get("where", "")
+    at = f" ({where})" if where else ""
+    if outcome.outcome == "timeout":
+        return StudentCodeFailed(f"{stem}.py: {message}", status="timeout",
+                                 hint="Look for a loop that never ends, or a very large computation.")
+    if error.get("not_attempted"):
+        return StudentCodeFailed(f"not attempted yet: {stem}.py still raises NotImplementedError{at}", status="error")
+    if outcome.outcome == "module_error":
+        if kind == "SyntaxError" or kind == "IndentationError":
+            return StudentCodeFailed(f"{stem}.py has a {kind}{at}: {message}", status="error")
+        if kind in ("Timeout", "Crash"):
+            return StudentCodeFailed(f"{stem}.py could not be imported: {message}", status="error")
+        return StudentCodeFailed(f"{stem}.py could not be imported: {kind}: {message}{at}", status="error")
+    if outcome.outcome == "crash":
+        return StudentCodeFailed(f"{message}", status="error")
+    if error.get("probe_error"):
+        return StudentCodeFailed(message, status="error")
+    if error.get("grader_fault"):  # the probe raised, but not on the reference: on what the student's code gave
+        return StudentCodeFailed(f"the check could not use what your code gave ({kind}: {message})", status="error")
+    return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
