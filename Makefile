@@ -16,7 +16,7 @@ demo: $(VENV)/installed
 
 test: $(VENV)/installed
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 bench: $(VENV)/installed
 	$(PY) scripts/benchmark.py

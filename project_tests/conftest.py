@@ -1,0 +1,28 @@
+"""The project's tests run side by side (``make test``: pytest-xdist, one worker per core, a
+file per worker); a test marked ``alone`` runs while no other test of the run does.
+
+Every test holds a shared lock on a file of this machine's temporary folder from its set-up to
+its teardown (a module's fixtures are made and ended inside them); an ``alone`` test holds it
+exclusively. So what an ``alone`` test measures of the whole machine (the keys the sandbox user
+owns) is not another test's grading at the same time.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+
+import pytest
+
+LOCK = os.path.join(tempfile.gettempdir(), "attention-grader-project-tests.lock")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    with open(LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if item.get_closest_marker("alone") else fcntl.LOCK_SH)
+        try:
+            return (yield)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
