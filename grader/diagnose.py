@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from grader import catalog
-from grader.checks import _grid, fmt
+from grader.comparisons import _grid, fmt
 from grader.explain import explain
 from grader.localize import first_difference
 from grader.model import Diagnosis

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog, probe_specs, verdicts
-from grader.checks import StudentCodeFailed
+from grader.comparisons import StudentCodeFailed
 from grader.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
 from grader.rubric import Rubric

@@ -95,5 +95,5 @@ def _warm_imports() -> None:
     import pytest_timeout  # noqa: F401
     import torch  # noqa: F401
 
-    import grader.checks  # noqa: F401
+    import grader.comparisons  # noqa: F401
     import grader.plugin  # noqa: F401

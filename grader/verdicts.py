@@ -14,7 +14,7 @@ from dataclasses import asdict
 
 import pytest
 
-from grader.checks import Mismatch, StudentCodeFailed
+from grader.comparisons import Mismatch, StudentCodeFailed
 from grader.sandbox.client import ProbeOutcome
 
 

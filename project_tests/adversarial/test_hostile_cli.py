@@ -108,7 +108,7 @@ def test_a_detached_process_cannot_rewrite_the_report_after_the_grader_exits(sta
 NEXT_VICTIM = at_import('''
 hook = "import os; os.environ['GRADER_HACKED'] = '@TOKEN@'\\n"
 for path in ("@SITE@/zzz_@TOKEN@.pth", "@SITE@/sitecustomize.py", "@STDLIB@/sitecustomize.py",
-             "@REPO@/grader/__init__.py", "@REPO@/grader/checks.py", "@REPO@/tests/ch03/textbook.py"):
+             "@REPO@/grader/__init__.py", "@REPO@/grader/comparisons.py", "@REPO@/tests/ch03/textbook.py"):
     _write(path, hook, "a")
 for folder in ("@REPO@/grader/__pycache__", "@REPO@/tests/ch03/__pycache__", "/tmp", "/dev/shm", "/var/tmp"):
     _write(folder + "/simple_attention.py", "raise SystemExit('@TOKEN@')\\n")
@@ -210,7 +210,7 @@ for path in glob.glob("@REPO@/tests/**/*.py", recursive=True) + glob.glob("@REPO
 for pid in _pids():
     data = _try(lambda: open(f"/proc/{pid}/environ", "rb").read())
     loot.append(data.decode("utf-8", "replace") if isinstance(data, bytes) else "")
-_write("@REPO@/grader/checks.py", "# @TOKEN@\\n", "a")
+_write("@REPO@/grader/comparisons.py", "# @TOKEN@\\n", "a")
 _write("@SITE@/zzz_@TOKEN@.pth", "import os\\n")
 _write("@OUT@/report.json", json.dumps({"score": 75, "forged": "@TOKEN@"}))
 _daemon(lambda: _try(os.execv, "/bin/sh", ["/bin/sh", "-c", "sleep 120 # @TOKEN@"]))

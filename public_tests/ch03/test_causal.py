@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from book_values import BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, V2_SCORES_789, V2_WEIGHTS_789
-from grader.checks import close
+from grader.comparisons import close
 from grader.plugin import calls
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from book_values import INPUTS, V1_SEED_123
-from grader.checks import close
+from grader.comparisons import close
 
 
 @pytest.mark.points(1)

@@ -3,7 +3,7 @@
 import pytest
 
 from book_values import INPUTS, V2_SEED_789
-from grader.checks import close
+from grader.comparisons import close
 
 
 @pytest.mark.points(1)

@@ -6,7 +6,7 @@ from book_values import (
     ALL_CONTEXT, ALL_SCORES_ROW_1, ALL_WEIGHTS_ROW_1, CONTEXT_2, INPUTS, NAIVE_WEIGHTS_2, SCORES_2,
     SOFTMAX_WEIGHTS_2,
 )
-from grader.checks import close, require
+from grader.comparisons import close, require
 from grader.plugin import calls
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from book_values import SCORES, VALID_LENS
-from grader.checks import close, require
+from grader.comparisons import close, require
 from grader.plugin import calls
 
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from grader.checks import close, require
+from grader.comparisons import close, require
 
 
 @pytest.mark.points(1)

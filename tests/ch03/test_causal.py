@@ -10,7 +10,7 @@ import torch
 import causal as ref
 import self_attention_v2
 from behaviour import INF, check_dropout, check_every_gradient, check_mask_buffer, check_no_future, tensor_in, weights_from_scores
-from grader.checks import close, require
+from grader.comparisons import close, require
 from textbook import (
     BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, INPUTS, MASKED_SCORES_ROW_2, random_inputs,
 )

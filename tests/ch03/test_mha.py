@@ -11,7 +11,7 @@ from torch import nn
 
 import mha as ref
 from behaviour import check_dropout, check_every_gradient, check_mask_buffer, check_no_future, tensor_in, weights_from_scores
-from grader.checks import close, require
+from grader.comparisons import close, require
 from textbook import (
     BATCH, EXERCISE_3_2, EXERCISE_3_3_PARAMETERS, MHA_SEED_123, WRAPPER_SEED_123, random_inputs,
 )

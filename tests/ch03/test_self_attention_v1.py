@@ -5,7 +5,7 @@ import torch
 
 import self_attention_v1 as ref
 from behaviour import check_gradients, check_outputs, check_recovered_weights
-from grader.checks import close, require
+from grader.comparisons import close, require
 from textbook import (
     INPUTS, STEP_ATTN_SCORE_22, STEP_ATTN_SCORES_2, STEP_ATTN_WEIGHTS_2, STEP_CONTEXT_2, STEP_QUERY_2,
     V1_SEED_123, random_inputs,

@@ -5,7 +5,7 @@ import torch
 
 import self_attention_v2 as ref
 from behaviour import check_gradients, check_outputs, check_recovered_weights
-from grader.checks import close, require
+from grader.comparisons import close, require
 from textbook import INPUTS, V2_SEED_789, V2_WEIGHTS_ROW_1, random_inputs
 
 ORDER = ("W_query", "W_key", "W_value")

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import simple_attention as ref
-from grader.checks import close
+from grader.comparisons import close
 from grader.plugin import calls
 from textbook import (
     ALL_CONTEXT, ALL_SCORES_ROW_1, ALL_WEIGHTS_ROW_1, CONTEXT_2, INPUTS, NAIVE_WEIGHTS_2, SCORES_2,

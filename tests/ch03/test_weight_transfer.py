@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import self_attention_v2 as ref_v2
-from grader.checks import close, require
+from grader.comparisons import close, require
 from textbook import EXERCISE_3_1_FIRST, EXERCISE_3_1_LAST, INPUTS, random_inputs
 
 ORDER = ("W_query", "W_key", "W_value")
