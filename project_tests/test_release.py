@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -26,19 +28,33 @@ _RELEASES: dict[str, tuple[subprocess.CompletedProcess, Path]] = {}
 
 
 def released(assignment: str, tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
-    """The release of ``assignment``, made through the real command line once per session.
+    """The release of ``assignment``, made through the real command line once per run.
 
-    The first call releases every assignment at once (nbgrader's start-up dominates).
+    The first call releases every assignment at once (nbgrader's start-up dominates). Under
+    pytest-xdist the workers share it: the first to ask makes it in the run's temporary folder,
+    holding a lock there, and the others wait for it and read it.
     """
     if not _RELEASES:
-        running = {}
-        for name in ASSIGNMENTS:
-            out = tmp_path_factory.mktemp(f"release-{name}") / "template"
-            command = [PYTHON, "-m", "grader", "release", "--assignment", name, "--out", str(out)]
-            running[name] = (command, out, subprocess.Popen(command, cwd=ROOT, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-        for name, (command, out, proc) in running.items():
-            stdout, stderr = proc.communicate(timeout=600)
-            _RELEASES[name] = (subprocess.CompletedProcess(command, proc.returncode, stdout, stderr), out)
+        base = tmp_path_factory.getbasetemp()
+        shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's own folder
+        folder, made = shared / "releases", shared / "releases" / "made.json"
+        folder.mkdir(exist_ok=True)
+        with open(shared / "releases.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not made.exists():
+                running = {}
+                for name in ASSIGNMENTS:
+                    out = folder / name / "template"
+                    command = [PYTHON, "-m", "grader", "release", "--assignment", name, "--out", str(out)]
+                    running[name] = (command, subprocess.Popen(command, cwd=ROOT, text=True, stdout=subprocess.PIPE,
+                                                               stderr=subprocess.PIPE))
+                runs = {}
+                for name, (command, proc) in running.items():
+                    stdout, stderr = proc.communicate(timeout=600)
+                    runs[name] = [command, proc.returncode, stdout, stderr]
+                made.write_text(json.dumps(runs))
+        for name, (command, returncode, stdout, stderr) in json.loads(made.read_text()).items():
+            _RELEASES[name] = (subprocess.CompletedProcess(command, returncode, stdout, stderr), folder / name / "template")
     return _RELEASES[assignment]
 
 
