@@ -23,7 +23,6 @@ class ProbeError(Exception):
     shown to the student."""
 
 
-# -- whose fault ------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def student_code():
     """Run student code: an exception that leaves this block is the student's, not the probe's."""
