@@ -147,8 +147,11 @@ def recorded(module=None):
 
 
 @contextlib.contextmanager
-def _recorded_if_sent(module=None):
-    """:func:`recorded`, where the steps are sent; elsewhere student code alone (yields None)."""
+def recorded_if_sent(module=None):
+    """:func:`recorded`, where the steps are sent; elsewhere student code alone (yields None). For a
+    probe that records only to hand the steps to :func:`with_steps`: the graded run, which sends
+    none, then records nothing. (A probe that reads the steps itself, as the softmax spy does,
+    uses :func:`recorded`.)"""
     if _sending_steps:
         with recorded(module) as recorder:
             yield recorder
@@ -167,7 +170,7 @@ def with_steps(value, recorder) -> dict:
 
 def traced(module, *inputs, what: str = "the output of forward") -> dict:
     """``module(*inputs)`` (exactly a tensor) with the steps it took."""
-    with _recorded_if_sent(module) as recorder:
+    with recorded_if_sent(module) as recorder:
         out = module(*inputs)
     return with_steps(tensor(out, what), recorder)
 
@@ -175,7 +178,7 @@ def traced(module, *inputs, what: str = "the output of forward") -> dict:
 def on_each(module, inputs: list, **alongside) -> dict:
     """``module(x)`` for every ``x`` of ``inputs`` (``"outs"``, with the steps of them all), and
     ``alongside`` (what the probe noted before, e.g. the module's parameters)."""
-    with _recorded_if_sent(module) as recorder:
+    with recorded_if_sent(module) as recorder:
         outs = [module(x) for x in inputs]
     return with_steps({**alongside, "outs": outs}, recorder)
 
@@ -263,6 +266,6 @@ def call_function(student, function: str, args: list, seed: int | None = None):
     target = part(student, function)
     if seed is not None:
         seeding.seed(seed)
-    with _recorded_if_sent() as recorder:
+    with recorded_if_sent() as recorder:
         result = target(*args)
     return with_steps(result, recorder)

@@ -7,7 +7,7 @@ from grader.probing import ProbeError
 def pool(student, cls, init, queries, keys, values, valid_lens):
     """``cls(**init)`` in eval mode applied to the inputs: its output and its attention weights."""
     module = probing.build(student, cls, seed=0, train=False, kwargs=init)
-    with probing.recorded(module) as recorder:
+    with probing.recorded_if_sent(module) as recorder:
         output = module(queries, keys, values, valid_lens)
     weights = probing.attribute(module, "attention_weights")
     if weights is None:

@@ -22,7 +22,7 @@ def masks(student, sizes):
 def _unchanged_input(student, function: str, given, *args):
     """``function(given, *args)`` with its steps, and ``given`` afterwards (it must not change)."""
     target = probing.part(student, function, "function")
-    with probing.recorded() as recorder:
+    with probing.recorded_if_sent() as recorder:
         result = target(given, *args)
     return probing.with_steps({"result": probing.tensor(result, f"the result of {function}"), "input_after": given},
                               recorder)
@@ -104,7 +104,7 @@ def dropout(student, seed, n, p, heads=None):
         eval_out = probing.output(module, x)
         probing.call(module.train)
         probing.seed(seed + 1)
-        with probing.recorded(module) as recorder:
+        with probing.recorded_if_sent(module) as recorder:
             train_out = module(x)
     return probing.with_steps({"eval": eval_out, "train": probing.tensor(train_out, "the output of forward")}, recorder)
 

@@ -12,7 +12,7 @@ CLASS = "MultiHeadAttention"
 def attend(student, args, bias, seed, queries, keys, values, valid_lens, train=False):
     """The output of one forward call and the attention weights of its heads."""
     module = probing.build(student, CLASS, *args, seed=seed, train=train, kwargs={"bias": bias})
-    with probing.recorded(module) as recorder:
+    with probing.recorded_if_sent(module) as recorder:
         output = module(queries, keys, values, valid_lens)
     weights = probing.tensor_or_none(probing.attribute(module, "attention.attention_weights"))
     return probing.with_steps({"output": output, "weights": weights}, recorder)

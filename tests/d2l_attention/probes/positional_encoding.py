@@ -21,7 +21,7 @@ def table(student, args):
 def encode(student, args, X, train=False):
     """``forward(X)`` in eval mode (or in training mode, with dropout active), with its steps."""
     module = probing.build(student, CLASS, *args, seed=0, train=train)
-    with probing.recorded(module) as recorder:
+    with probing.recorded_if_sent(module) as recorder:
         output = module(X)
     return probing.with_steps(output, recorder)
 

@@ -26,7 +26,7 @@ def run(module, queries, keys, values, valid_lens):
 def attend(student, scorer, args, seed, queries, keys, values, valid_lens=None, train=False):
     """The output of one forward call and the attention weights kept on the module."""
     module = build(student, scorer, args, seed, train)
-    with probing.recorded(module) as recorder:
+    with probing.recorded_if_sent(module) as recorder:
         output = run(module, queries, keys, values, valid_lens)
     weights = probing.tensor_or_none(probing.attribute(module, "attention_weights"))
     return probing.with_steps({"output": output, "weights": weights}, recorder)
