@@ -12,6 +12,7 @@ import contextlib
 import io
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from grader import rubric as rubrics
@@ -117,25 +118,32 @@ def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submis
     are the tests' ``@pytest.mark.points``)."""
     report = Report(assignment=rubric.assignment, score=0.0, max_score=0.0, flags=list(taken.flags))
     by_exercise: dict[str, list[TestResult]] = {e.name: [] for e in rubric.exercises}
-    seen: dict[str, set[str]] = {e.name: set() for e in rubric.exercises}
+    seen: dict[str, Counter[str]] = {e.name: Counter() for e in rubric.exercises}
     for test in (json_report or {}).get("tests", []):
         path, _, name = test["nodeid"].partition("::")
         stem = Path(path).stem.removeprefix("test_")
         function = name.split("[")[0]
-        if stem not in by_exercise or function not in rubric.exercise(stem).points:
+        # Only as many cases as the rubric counted score: the totals are the rubric's whatever ran.
+        if (stem not in by_exercise or function not in rubric.exercise(stem).points
+                or seen[stem][function] == rubric.exercise(stem).cases_of(function)):
             grading = (test.get("metadata") or {}).get("grading") or {}
-            report.grader_errors.append(grading.get("grader_error")
-                                        or f"{test['nodeid']} has no points in the rubric")
+            known = stem in by_exercise and function in rubric.exercise(stem).points
+            report.grader_errors.append(grading.get("grader_error") or (
+                f"{test['nodeid']} is a case more than the rubric counted" if known
+                else f"{test['nodeid']} has no points in the rubric"))
             continue
-        seen[stem].add(function)
+        seen[stem][function] += 1
         points = rubric.exercise(stem).points[function]
         by_exercise[stem].append(test_result(name, points, test, report))
     for exercise in rubric.exercises:
         tests = by_exercise[exercise.name]
         for function, points in exercise.points.items():
-            if function not in seen[exercise.name]:
-                report.grader_errors.append(f"{exercise.name}: {function} did not run")
-                tests.append(TestResult(function, "error", 0.0, points, "the grader could not run this check (not your fault)"))
+            if missing := exercise.cases_of(function) - seen[exercise.name][function]:
+                report.grader_errors.append(f"{exercise.name}: {function} did not run"
+                                            + (f" ({missing} of its {exercise.cases_of(function)} cases)"
+                                               if exercise.cases_of(function) > 1 else ""))
+                tests.append(TestResult(function, "error", 0.0, points * missing,
+                                        "the grader could not run this check (not your fault)"))
         result = ExerciseResult(
             name=exercise.name,
             score=sum(t.score for t in tests),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import traceback
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -85,8 +86,9 @@ class GradingPlugin:
         suite = self.settings.suite_for(self.rubric.assignment)
         solutions = self.settings.solutions_for(self.rubric.assignment)
         modules: dict[str, dict] = {}
+        cases = Counter((exercise_of(item), item.originalname) for item in items)
         for item in items:
-            if wrong := self.points_mistake(item):
+            if wrong := self.points_mistake(item, cases[exercise_of(item), item.originalname]):
                 self.suite_mistakes[item.nodeid] = wrong
                 continue
             marker = item.get_closest_marker("probe")
@@ -120,17 +122,23 @@ class GradingPlugin:
         timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
         return self.sandbox.run(plan, timeout=timeout)
 
-    def points_mistake(self, item) -> str:
-        """What is wrong with a test's points (none, or not where the rubric reads them); "" if nothing."""
+    def points_mistake(self, item, cases: int) -> str:
+        """What is wrong with a test's points (none, or not where the rubric reads them) or with
+        the number of its cases (``cases`` items were collected for its function); "" if nothing."""
         marker = item.get_closest_marker("points")
         if marker is None:
             return "this test has no points: give it @pytest.mark.points(N)"
         try:
-            declared = self.rubric.exercise(exercise_of(item)).points.get(item.originalname)
+            exercise = self.rubric.exercise(exercise_of(item))
         except KeyError:
             return f"{exercise_of(item)} is not an exercise of the rubric"
+        declared = exercise.points.get(item.originalname)
         if declared is None or list(marker.args) != [declared]:
             return "write this test's points as @pytest.mark.points(N) right above its function"
+        if cases != exercise.cases_of(item.originalname):
+            return (f"{item.originalname} runs {cases} cases, but the rubric counted {exercise.cases_of(item.originalname)} "
+                    "from its @pytest.mark.parametrize: list every case there, literally (cases made by fixture "
+                    "params or pytest_generate_tests are not counted)")
         return ""
 
     def pytest_runtest_setup(self, item) -> None:

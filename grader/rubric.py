@@ -8,15 +8,19 @@ A suite folder holds ``rubric.toml`` (titles, teaching order, dependencies)::
     title = "Multi-head attention (3.6)"
     uses = ["causal"]          # graded against the reference causal.py
 
-and the tests, each with its points next to it (for every test item of that function)::
+and the tests, each with its points next to it::
 
     @pytest.mark.points(2)
     @pytest.mark.probe("forward", ...)
     def test_wrapper_textbook(probed): ...
 
-The points are read from ``test_<exercise>.py`` with :mod:`ast` (nothing is imported), so the
-rubric is known without running pytest; the grading plugin checks at collection that every test
-carries them. The exercise names are the module stems, the same in solutions/, exercises/ and tests/.
+A parametrized test is worth its points once per case, and its cases are listed literally
+(``@pytest.mark.parametrize("x", [a, b, c])``: three cases, each worth the points), so the
+rubric counts them too. The points and the cases are read from ``test_<exercise>.py`` with
+:mod:`ast` (nothing is imported), so the rubric, and every total, is known without running
+pytest; the grading plugin checks at collection that every test carries its points and runs
+as many cases as were counted. The exercise names are the module stems, the same in
+solutions/, exercises/ and tests/.
 """
 
 from __future__ import annotations
@@ -37,8 +41,18 @@ class Exercise:
 
     name: str
     title: str
-    points: dict[str, float]
+    points: dict[str, float]  # test function -> what each of its cases is worth
     uses: tuple[str, ...] = ()
+    cases: dict[str, int] = field(default_factory=dict)  # test function -> its cases, where more than one
+
+    def cases_of(self, function: str) -> int:
+        """How many cases (test items) ``function`` runs: 1 unless it is parametrized."""
+        return self.cases.get(function, 1)
+
+    @property
+    def max_score(self) -> float:
+        """The exercise's points: every case of every test."""
+        return sum(points * self.cases_of(function) for function, points in self.points.items())
 
 
 @dataclass(frozen=True)
@@ -58,8 +72,8 @@ class Rubric:
 
     @property
     def max_score(self) -> float:
-        """Total points over all exercises (test functions counted once each)."""
-        return sum(sum(e.points.values()) for e in self.exercises)
+        """Total points over all exercises."""
+        return sum(e.max_score for e in self.exercises)
 
 
 def load(suite_dir: Path, assignment: str) -> Rubric:
@@ -76,12 +90,12 @@ def load(suite_dir: Path, assignment: str) -> Rubric:
         if "points" in spec:
             raise RubricError(f"{path}: exercise {name}: points belong next to each test, "
                               f"as @pytest.mark.points(N) in test_{name}.py, not in the rubric")
-        exercises.append(Exercise(name, spec.get("title", name), points_of(suite_dir / f"test_{name}.py"),
-                                  tuple(spec.get("uses", ()))))
+        points, cases = tests_of(suite_dir / f"test_{name}.py")
+        exercises.append(Exercise(name, spec.get("title", name), points, tuple(spec.get("uses", ())), cases))
     if not exercises:
         raise RubricError(f"{path}: no exercises")
     declared = {e.name: e.uses for e in exercises}
-    exercises = [Exercise(e.name, e.title, e.points, dependencies(e.name, declared, path)) for e in exercises]
+    exercises = [Exercise(e.name, e.title, e.points, dependencies(e.name, declared, path), e.cases) for e in exercises]
     return Rubric(assignment, data.get("title", assignment), tuple(exercises))
 
 
@@ -108,15 +122,16 @@ def dependencies(name: str, declared: dict[str, tuple[str, ...]], path: Path) ->
     return tuple(order)
 
 
-def points_of(test_file: Path) -> dict[str, float]:
-    """``{test function: points}`` from the ``@pytest.mark.points(N)`` decorators of a test file."""
+def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
+    """``({test function: points of each case}, {parametrized test function: its cases})``, read
+    from the ``@pytest.mark.points(N)`` and ``@pytest.mark.parametrize`` decorators of a test file."""
     try:
         tree = ast.parse(test_file.read_text(), filename=str(test_file))
     except FileNotFoundError:
         raise RubricError(f"no tests at {test_file}") from None
     except SyntaxError as exc:
         raise RubricError(f"{test_file}: {exc}") from None
-    points = {}
+    points, cases = {}, {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
             continue
@@ -129,6 +144,25 @@ def points_of(test_file: Path) -> dict[str, float]:
                 raise RubricError(f"{test_file}:{decorator.lineno}: {node.name}: points should be one positive "
                                   f"number, as in @pytest.mark.points(1)")
             points[node.name] = float(number)
+            if (count := case_count(node, test_file)) != 1:
+                cases[node.name] = count
     if not points:
         raise RubricError(f"{test_file}: no test carries @pytest.mark.points(N)")
-    return points
+    return points, cases
+
+
+def case_count(test: ast.FunctionDef, test_file: Path) -> int:
+    """How many cases the ``@pytest.mark.parametrize`` decorators of ``test`` make (stacked ones multiply)."""
+    count = 1
+    for decorator in test.decorator_list:
+        if not isinstance(decorator, ast.Call) or ast.unparse(decorator.func) != "pytest.mark.parametrize":
+            continue
+        values = decorator.args[1] if len(decorator.args) > 1 else next(
+            (keyword.value for keyword in decorator.keywords if keyword.arg == "argvalues"), None)
+        if (not isinstance(values, (ast.List, ast.Tuple)) or not values.elts
+                or any(isinstance(value, ast.Starred) for value in values.elts)):
+            raise RubricError(f"{test_file}:{decorator.lineno}: {test.name}: list its cases literally, as in "
+                              f"@pytest.mark.parametrize(\"x\", [1, 2, 3]): each case is worth the test's points, "
+                              f"and the rubric counts them without running the suite")
+        count *= len(values.elts)
+    return count

@@ -53,9 +53,9 @@ def test_the_guide_adds_a_toy_assignment_that_every_command_handles(tmp_path):
     stub = (repo / "exercises" / "toy" / "scaled_scores.py").read_text()
     assert stub == make_stub(solution) and "NotImplementedError" in stub and "math.sqrt" not in stub
     report = json.loads((repo / "toy-stubs.json").read_text())
-    assert (report["score"], report["max_score"]) == (0, 3)
+    assert (report["score"], report["max_score"]) == (0, 4)  # 2 points, then 1 for each of two cases
     assert report["exercises"][0]["message"] == "not attempted yet"
-    assert "toy: 3 / 3 points" in " ".join(done["demo"].stdout.split())
+    assert "toy: 4 / 4 points" in " ".join(done["demo"].stdout.split())
 
     template = tmp_path / "toy-template"
     assert "no source notebook" in done["release"].stderr
@@ -71,4 +71,4 @@ def test_the_guide_adds_a_toy_assignment_that_every_command_handles(tmp_path):
 
     with open(tmp_path / "toy-grades.csv", newline="") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    assert (float(rows["alice"]["score"]), float(rows["bob"]["score"])) == (3.0, 0.0)
+    assert (float(rows["alice"]["score"]), float(rows["bob"]["score"])) == (4.0, 0.0)

@@ -1,6 +1,7 @@
 """Mistakes of a suite's author are grader errors, never the student's: a misspelt probe name,
-arguments a probe does not take, a bug in a probe's own code, a test without points. A probe
-failing on what the student's code gave stays the student's error."""
+arguments a probe does not take, a bug in a probe's own code, a test without points, cases the
+rubric did not count. A probe failing on what the student's code gave stays the student's error;
+a parametrized test is worth its points once per case, in the report and in the rubric's totals."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import shutil
 import pytest
 
 from grader import fault, probe_specs, probing
+from grader.grade import load_rubric
+from grader.pool import failed
 from grader.sandbox.worker import BUILTIN_PROBES
+from grader.settings import Settings
 from project_tests.helpers import ROOT, exercise, grade_cli, make_submission, mutate, solution_sources
 
 SHAPE_PROBE = '''
@@ -24,6 +28,26 @@ SHAPE_TEST = '''
 @pytest.mark.probe("scores_shape", inputs=INPUTS)
 def test_scores_shape(probed):
     assert probed == [6]
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("tokens", [
+    pytest.param(6, marks=pytest.mark.probe("scores_shape", inputs=INPUTS)),
+    pytest.param(3, marks=pytest.mark.probe("scores_shape", inputs=INPUTS[:3])),
+])
+def test_scores_shape_cases(probed, tokens):
+    assert probed == [tokens]
+'''
+FIXTURE_CASES_TEST = '''
+
+@pytest.fixture(params=[1, 2])
+def twice(request):
+    return request.param
+
+
+@pytest.mark.points(1)
+def test_cases_from_a_fixture(twice):
+    pass
 '''
 UNPOINTED_TEST = '''
 
@@ -38,7 +62,8 @@ def edit(path, old, new):
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    """ch03's hidden suite with an author's mistake of every kind (and one honest new probe)."""
+    """ch03's hidden suite with an author's mistake of every kind (and one honest new probe, used
+    by a plain test and by a parametrized one: two cases, each worth its point)."""
     suite = tmp_path_factory.mktemp("copy") / "tests" / "ch03"
     shutil.copytree(ROOT / "tests" / "ch03", suite, ignore=shutil.ignore_patterns("__pycache__"))
     edit(suite / "test_causal.py", '@pytest.mark.probe("forward", seed=123, args=[3, 2, 6, 0.0]',
@@ -50,7 +75,7 @@ def suite(tmp_path_factory):
     with (suite / "test_simple_attention.py").open("a") as tests:
         tests.write(SHAPE_TEST)
     with (suite / "test_self_attention_v1.py").open("a") as tests:
-        tests.write(UNPOINTED_TEST)
+        tests.write(UNPOINTED_TEST + FIXTURE_CASES_TEST)
     return suite
 
 
@@ -60,8 +85,9 @@ def graded(suite, tmp_path_factory):
     base = tmp_path_factory.mktemp("graded")
     listed = mutate(solution_sources("ch03")["simple_attention"], "    return inputs @ query\n",
                     "    return (inputs @ query).tolist()\n")
-    return {name: grade_cli(make_submission(base / name, "ch03", overrides), "ch03", "--suite", str(suite))
-            for name, overrides in (("solutions", {}), ("listed", {"simple_attention": listed}))}
+    graded = {name: grade_cli(make_submission(base / name, "ch03", overrides), "ch03", "--suite", str(suite))
+              for name, overrides in (("solutions", {}), ("listed", {"simple_attention": listed}))}
+    return {**graded, "suite": suite}
 
 
 def result(report, stem, test):
@@ -72,7 +98,7 @@ def test_each_mistake_of_the_suite_is_a_grader_error_naming_test_file_and_proble
     proc, report = graded["solutions"]
     assert proc.returncode == 3, proc.stderr[-2000:]
     errors = "\n".join(report["grader_errors"])
-    assert len(report["grader_errors"]) == 5, report["grader_errors"]
+    assert len(report["grader_errors"]) == 7, report["grader_errors"]
     assert ("test_causal.py::test_causal_attention_textbook: the probe file tests/ch03/probes/causal.py "
             "has no function 'froward' (did you mean 'forward'?)") in errors
     assert ("test_causal.py::test_causal_attention_other_seeds_sizes: probe 'forward' in tests/ch03/probes/causal.py "
@@ -86,8 +112,15 @@ def test_each_mistake_of_the_suite_is_a_grader_error_naming_test_file_and_proble
                        ("causal", "test_causal_attention_gradients"), ("mha", "test_mha_gradients")):
         found = result(report, stem, test)
         assert found["status"] == "error" and found["message"].startswith("the grader could not run this check"), found
+    for case in ("1", "2"):  # a case the rubric did not count scores nothing: the totals stay the rubric's
+        assert (f"test_self_attention_v1.py::test_cases_from_a_fixture[{case}]: test_cases_from_a_fixture runs 2 cases, "
+                "but the rubric counted 1 from its @pytest.mark.parametrize") in errors
     assert result(report, "simple_attention", "test_scores_shape")["status"] == "passed"
-    assert report["max_score"] == 76 and report["score"] == 76 - 2 - 1 - 1 - 1
+    assert [(t["name"], t["status"], t["max_score"]) for t in exercise(report, "simple_attention")["tests"][-2:]] == [
+        ("test_scores_shape_cases[6]", "passed", 1), ("test_scores_shape_cases[3]", "passed", 1)]
+    rubric = load_rubric("ch03", Settings(suite_dir=graded["suite"]))
+    assert report["max_score"] == rubric.max_score == 79 and report["score"] == 79 - 2 - 1 - 1 - 1 - 1
+    assert failed(rubric).max_score == 79  # a grading process that died reports the same total
 
 
 def test_a_probe_failing_on_what_the_student_gave_is_the_students_error(graded):
@@ -96,7 +129,9 @@ def test_a_probe_failing_on_what_the_student_gave_is_the_students_error(graded):
     assert found["status"] == "error"
     assert found["message"] == ("the check could not use what your code gave "
                                 "(AttributeError: 'list' object has no attribute 'shape')"), found
-    assert len(report["grader_errors"]) == 5 and not any("scores_shape" in e for e in report["grader_errors"])
+    assert len(report["grader_errors"]) == 7 and not any("scores_shape" in e for e in report["grader_errors"])
+    cases = [t for t in exercise(report, "simple_attention")["tests"] if t["name"].startswith("test_scores_shape_cases")]
+    assert [t["status"] for t in cases] == ["error", "error"], cases
 
 
 def test_probe_markers_are_checked_against_the_signature(tmp_path):

@@ -52,3 +52,37 @@ def test_a_suite_without_points_or_with_points_in_the_rubric_is_refused(tmp_path
         load(suite, "x")
     with pytest.raises(RubricError, match="points belong next to each test"):
         load(write(tmp_path, "[exercises.a]\n[exercises.a.points]\ntest_a = 1\n"), "x")
+
+
+CASES = '''import pytest
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("x", [1, 2, 3])
+@pytest.mark.parametrize("y", argvalues=(pytest.param(0, id="zero"), 1))
+def test_a(x, y):
+    pass
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("z", [4])
+def test_b(z):
+    pass
+'''
+
+
+def test_a_parametrized_test_is_worth_its_points_once_per_literal_case(tmp_path):
+    suite = write(tmp_path, "[exercises.a]\n")
+    (suite / "test_a.py").write_text(CASES)
+    exercise = load(suite, "x").exercise("a")
+    assert exercise.points == {"test_a": 2.0, "test_b": 1.0}
+    assert exercise.cases_of("test_a") == 6 and exercise.cases_of("test_b") == 1  # stacked decorators multiply
+    assert exercise.max_score == load(suite, "x").max_score == 13.0
+
+
+@pytest.mark.parametrize("values", ["CASES", "[*CASES]", "[]", "range(3)"])
+def test_cases_the_rubric_cannot_count_are_refused(tmp_path, values):
+    suite = write(tmp_path, "[exercises.a]\n")
+    (suite / "test_a.py").write_text(CASES.replace("[1, 2, 3]", values))
+    with pytest.raises(RubricError, match=r"test_a.py:5: test_a: list its cases literally"):
+        load(suite, "x")
