@@ -15,7 +15,8 @@ and the tests, each with its points next to it::
     def test_wrapper_textbook(probed): ...
 
 A parametrized test is worth its points once per case, and its cases are listed literally
-(``@pytest.mark.parametrize("x", [a, b, c])``: three cases, each worth the points), so the
+(``@pytest.mark.parametrize("x", [a, b, c])``: three cases, each worth the points; or
+``CASES = [a, b, c]`` at module level and ``@pytest.mark.parametrize("x", CASES)``), so the
 rubric counts them too. The points and the cases are read from ``test_<exercise>.py`` with
 :mod:`ast` (nothing is imported), so the rubric, and every total, is known without running
 pytest; the grading plugin checks at collection that every test carries its points and runs
@@ -132,6 +133,8 @@ def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
     except SyntaxError as exc:
         raise RubricError(f"{test_file}: {exc}") from None
     points, cases = {}, {}
+    lists = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)  # CASES = [...]
+             for target in node.targets if isinstance(target, ast.Name)}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
             continue
@@ -144,21 +147,25 @@ def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
                 raise RubricError(f"{test_file}:{decorator.lineno}: {node.name}: points should be one positive "
                                   f"number, as in @pytest.mark.points(1)")
             points[node.name] = float(number)
-            if (count := case_count(node, test_file)) != 1:
+            if (count := case_count(node, lists, test_file)) != 1:
                 cases[node.name] = count
     if not points:
         raise RubricError(f"{test_file}: no test carries @pytest.mark.points(N)")
     return points, cases
 
 
-def case_count(test: ast.FunctionDef, test_file: Path) -> int:
-    """How many cases the ``@pytest.mark.parametrize`` decorators of ``test`` make (stacked ones multiply)."""
+def case_count(test: ast.FunctionDef, lists: dict[str, ast.expr], test_file: Path) -> int:
+    """How many cases the ``@pytest.mark.parametrize`` decorators of ``test`` make (stacked ones
+    multiply). Their cases are a list or tuple written in the decorator, or in a module-level
+    assignment (``lists``: name -> the value assigned to it) that the decorator names."""
     count = 1
     for decorator in test.decorator_list:
         if not isinstance(decorator, ast.Call) or ast.unparse(decorator.func) != "pytest.mark.parametrize":
             continue
         values = decorator.args[1] if len(decorator.args) > 1 else next(
             (keyword.value for keyword in decorator.keywords if keyword.arg == "argvalues"), None)
+        if isinstance(values, ast.Name):
+            values = lists.get(values.id)
         if (not isinstance(values, (ast.List, ast.Tuple)) or not values.elts
                 or any(isinstance(value, ast.Starred) for value in values.elts)):
             raise RubricError(f"{test_file}:{decorator.lineno}: {test.name}: list its cases literally, as in "

@@ -56,6 +56,7 @@ def test_a_suite_without_points_or_with_points_in_the_rubric_is_refused(tmp_path
 
 CASES = '''import pytest
 
+B_CASES = [4]
 
 @pytest.mark.points(2)
 @pytest.mark.parametrize("x", [1, 2, 3])
@@ -65,7 +66,7 @@ def test_a(x, y):
 
 
 @pytest.mark.points(1)
-@pytest.mark.parametrize("z", [4])
+@pytest.mark.parametrize("z", B_CASES)
 def test_b(z):
     pass
 '''
@@ -78,11 +79,13 @@ def test_a_parametrized_test_is_worth_its_points_once_per_literal_case(tmp_path)
     assert exercise.points == {"test_a": 2.0, "test_b": 1.0}
     assert exercise.cases_of("test_a") == 6 and exercise.cases_of("test_b") == 1  # stacked decorators multiply
     assert exercise.max_score == load(suite, "x").max_score == 13.0
+    (suite / "test_a.py").write_text(CASES.replace("B_CASES = [4]", "B_CASES = [4, 5, 6, 7]"))  # named, at module level
+    assert load(suite, "x").exercise("a").cases_of("test_b") == 4
 
 
-@pytest.mark.parametrize("values", ["CASES", "[*CASES]", "[]", "range(3)"])
+@pytest.mark.parametrize("values", ["OTHER", "B_CASES + B_CASES", "[*B_CASES]", "[]", "range(3)"])
 def test_cases_the_rubric_cannot_count_are_refused(tmp_path, values):
     suite = write(tmp_path, "[exercises.a]\n")
     (suite / "test_a.py").write_text(CASES.replace("[1, 2, 3]", values))
-    with pytest.raises(RubricError, match=r"test_a.py:5: test_a: list its cases literally"):
+    with pytest.raises(RubricError, match=r"test_a.py:6: test_a: list its cases literally"):
         load(suite, "x")
