@@ -62,7 +62,7 @@ def exercise_table(exercise: ExerciseResult) -> Table:
     caption = f"{passed} other check{'s' if passed != 1 else ''} passed" if failing and passed else None
     table = Table(title=escape(title), title_justify="left", caption=caption, caption_justify="left",
                   show_lines=False, expand=False)
-    table.add_column("check")
+    table.add_column("check", overflow="fold")  # a long name (a case's id) wraps, never cut short
     table.add_column("status")
     table.add_column("points", justify="right")
     table.add_column("what went wrong", overflow="fold", max_width=90)
