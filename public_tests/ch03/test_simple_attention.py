@@ -10,47 +10,36 @@ from grader.comparisons import close, require
 from grader.plugin import calls
 
 
-@pytest.mark.points(1)
-@calls("attention_scores", INPUTS, INPUTS[1])
-def test_attention_scores_textbook(probed):
-    close(probed, SCORES_2, what="attention_scores(inputs, inputs[1])")
+# The book's printed values, one case per function, in the order of the section.
+BOOK_CASES = [
+    pytest.param(SCORES_2, "attention_scores(inputs, inputs[1])",
+                 marks=calls("attention_scores", INPUTS, INPUTS[1]), id="attention_scores"),
+    pytest.param(NAIVE_WEIGHTS_2, "normalize_naive(scores)", marks=calls("normalize_naive", SCORES_2), id="normalize_naive"),
+    pytest.param(SOFTMAX_WEIGHTS_2, "softmax_naive(scores)", marks=calls("softmax_naive", SCORES_2), id="softmax_naive"),
+    pytest.param(CONTEXT_2, "context_vector(inputs, attn_weights)",
+                 marks=calls("context_vector", INPUTS, SOFTMAX_WEIGHTS_2), id="context_vector"),
+    pytest.param(ALL_CONTEXT, "all_context_vectors(inputs)", marks=calls("all_context_vectors", INPUTS),
+                 id="all_context_vectors"),
+]
+# Row 1 of the matrices for every token (the book prints that row).
+ROW_CASES = [
+    pytest.param(ALL_SCORES_ROW_1, "all_attention_scores", marks=calls("all_attention_scores", INPUTS),
+                 id="all_attention_scores"),
+    pytest.param(ALL_WEIGHTS_ROW_1, "all_attention_weights", marks=calls("all_attention_weights", INPUTS),
+                 id="all_attention_weights"),
+]
 
 
 @pytest.mark.points(1)
-@calls("normalize_naive", SCORES_2)
-def test_normalize_naive_textbook(probed):
-    close(probed, NAIVE_WEIGHTS_2, what="normalize_naive(scores)")
+@pytest.mark.parametrize("expected, what", BOOK_CASES)
+def test_textbook(probed, expected, what):
+    close(probed, expected, what=what)
 
 
 @pytest.mark.points(1)
-@calls("softmax_naive", SCORES_2)
-def test_softmax_naive_textbook(probed):
-    close(probed, SOFTMAX_WEIGHTS_2, what="softmax_naive(scores)")
-
-
-@pytest.mark.points(1)
-@calls("context_vector", INPUTS, SOFTMAX_WEIGHTS_2)
-def test_context_vector_textbook(probed):
-    close(probed, CONTEXT_2, what="context_vector(inputs, attn_weights)")
-
-
-@pytest.mark.points(1)
-@calls("all_attention_scores", INPUTS)
-def test_all_attention_scores_shape(probed):
-    require(getattr(probed, "shape", None) == (6, 6), "all_attention_scores(inputs) should have shape (6, 6)",
-            what="all_attention_scores(inputs)", expected="shape (6, 6)", actual=str(getattr(probed, "shape", type(probed))))
-    close(probed[0], ALL_SCORES_ROW_1, what="row 1 of all_attention_scores(inputs)")
-
-
-@pytest.mark.points(1)
-@calls("all_attention_weights", INPUTS)
-def test_all_attention_weights_textbook(probed):
-    require(getattr(probed, "shape", None) == (6, 6), "all_attention_weights(inputs) should have shape (6, 6)",
-            what="all_attention_weights(inputs)", expected="shape (6, 6)", actual=str(getattr(probed, "shape", type(probed))))
-    close(probed[0], ALL_WEIGHTS_ROW_1, what="row 1 of all_attention_weights(inputs)")
-
-
-@pytest.mark.points(1)
-@calls("all_context_vectors", INPUTS)
-def test_all_context_vectors_textbook(probed):
-    close(probed, ALL_CONTEXT, what="all_context_vectors(inputs)")
+@pytest.mark.parametrize("row_1, function", ROW_CASES)
+def test_textbook_row_1(probed, row_1, function):
+    """``function(inputs)`` gives a (6, 6) matrix (one row per token) whose row 1 is the book's."""
+    require(getattr(probed, "shape", None) == (6, 6), f"{function}(inputs) should have shape (6, 6)",
+            what=f"{function}(inputs)", expected="shape (6, 6)", actual=str(getattr(probed, "shape", type(probed))))
+    close(probed[0], row_1, what=f"row 1 of {function}(inputs)")

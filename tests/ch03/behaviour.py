@@ -134,6 +134,21 @@ def tensor_in(probed, key: str, what: str):
     return value
 
 
+def check_shorter_sequence(probed, expected, *, what):
+    """A module built for a longer context_length, run on fewer tokens: its forward raised
+    nothing (the ``shorter`` probe's ``error``) and gave the reference's output (``out``)."""
+    error = probed.get("error") if isinstance(probed, dict) else None
+    require(not error, f"your forward raised {error}", what=what)
+    close(probed.get("out"), expected, what=what)
+
+
+def check_input_unchanged(probed, original, *, function, argument, hint):
+    """``function`` left its input tensor ``argument`` as it was (the probe's ``input_after``)."""
+    after = tensor_in(probed, "input_after", f"the input of {function}")
+    require(torch.equal(after, original), f"{function} changed its input tensor",
+            what=f"{function} leaves {argument} unchanged", hint=hint)
+
+
 def check_no_future(probed, expected_weights, *, weights_of):
     """No attention to future tokens: the weights, when softmax showed them and they are wrong on
     their face, against the reference's (``weights_of`` names the module); then the outputs."""

@@ -9,7 +9,10 @@ import torch
 
 import causal as ref
 import self_attention_v2
-from behaviour import INF, check_dropout, check_every_gradient, check_mask_buffer, check_no_future, tensor_in, weights_from_scores
+from behaviour import (
+    INF, check_dropout, check_every_gradient, check_input_unchanged, check_mask_buffer, check_no_future,
+    check_shorter_sequence, weights_from_scores,
+)
 from grader.comparisons import close, require
 from textbook import (
     BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, INPUTS, MASKED_SCORES_ROW_2, random_inputs,
@@ -90,10 +93,8 @@ def test_mask_and_renormalize_textbook(probed):
 def test_mask_and_renormalize_batched(probed):
     check_weights(probed["result"], RENORMALIZED_W4,
                   what="mask_and_renormalize on weights of shape (2, 3, 5, 5) (two batch dimensions)")
-    after = tensor_in(probed, "input_after", "the input of mask_and_renormalize")
-    require(torch.equal(after, W4), "mask_and_renormalize changed its input tensor",
-            what="mask_and_renormalize leaves attn_weights unchanged",
-            hint="Multiply into a new tensor (attn_weights * mask), not in place (mul_, *=, masked_fill_).")
+    check_input_unchanged(probed, W4, function="mask_and_renormalize", argument="attn_weights",
+                          hint="Multiply into a new tensor (attn_weights * mask), not in place (mul_, *=, masked_fill_).")
 
 
 @pytest.mark.points(1)
@@ -107,10 +108,9 @@ def test_causal_attention_weights_textbook(probed):
 def test_causal_attention_weights_other_sizes(probed):
     check_weights(probed["result"], CAUSAL_WEIGHTS_S3,
                   what="causal_attention_weights on scores of shape (3, 7, 7), d_k=5")
-    after = tensor_in(probed, "input_after", "the input of causal_attention_weights")
-    require(torch.equal(after, S3), "causal_attention_weights changed its input tensor",
-            what="causal_attention_weights leaves attn_scores unchanged",
-            hint="Use the out-of-place attn_scores.masked_fill(...), not masked_fill_ (which changes the caller's tensor).")
+    check_input_unchanged(probed, S3, function="causal_attention_weights", argument="attn_scores",
+                          hint="Use the out-of-place attn_scores.masked_fill(...), not masked_fill_ (which changes "
+                               "the caller's tensor).")
 
 
 @pytest.mark.points(1)
@@ -147,10 +147,8 @@ def test_causal_attention_other_seeds_sizes(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("shorter", seed=5, args=[4, 3, 10, 0.0], x=X_SHORT)
 def test_causal_attention_shorter_sequence(probed):
-    what = "CausalAttention(4, 3, 10, 0.0), seed 5, on 6 tokens (fewer than context_length 10)"
-    error = probed.get("error") if isinstance(probed, dict) else None
-    require(not error, f"your forward raised {error}", what=what)
-    close(probed.get("out"), CAUSAL_SHORT, what=what)
+    check_shorter_sequence(probed, CAUSAL_SHORT,
+                           what="CausalAttention(4, 3, 10, 0.0), seed 5, on 6 tokens (fewer than context_length 10)")
 
 
 @pytest.mark.points(1)

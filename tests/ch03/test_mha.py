@@ -10,7 +10,10 @@ import torch
 from torch import nn
 
 import mha as ref
-from behaviour import check_dropout, check_every_gradient, check_mask_buffer, check_no_future, tensor_in, weights_from_scores
+from behaviour import (
+    check_dropout, check_every_gradient, check_mask_buffer, check_no_future, check_shorter_sequence, tensor_in,
+    weights_from_scores,
+)
 from grader.comparisons import close, require
 from textbook import (
     BATCH, EXERCISE_3_2, EXERCISE_3_3_PARAMETERS, MHA_SEED_123, WRAPPER_SEED_123, random_inputs,
@@ -132,10 +135,8 @@ def test_mha_other_seeds_sizes(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("shorter", seed=22, name=MHA, args=[4, 4, 10, 0.0, 2], x=X_SHORT)
 def test_mha_shorter_sequence(probed):
-    what = "MultiHeadAttention(4, 4, 10, 0.0, num_heads=2), seed 22, on 5 tokens (fewer than context_length 10)"
-    error = probed.get("error") if isinstance(probed, dict) else None
-    require(not error, f"your forward raised {error}", what=what)
-    close(probed.get("out"), MHA_SHORT, what=what)
+    check_shorter_sequence(probed, MHA_SHORT, what="MultiHeadAttention(4, 4, 10, 0.0, num_heads=2), seed 22, on 5 tokens "
+                                                   "(fewer than context_length 10)")
 
 
 @pytest.mark.points(1)
