@@ -8,7 +8,9 @@ At ``pytest_runtestloop`` the :class:`ForkPerSubmission` plugin forks one truste
 process per submission, ``jobs`` at a time: the child takes the submission, sends its probes
 to the sandbox and lets pytest's own loop run the tests (the comparisons); the parent relays
 each child's report and returns without running any test itself. Each child starts from the
-same freshly collected state (copy-on-write), so a grade is what ``grade`` alone gives.
+same freshly collected state (copy-on-write), so a grade is what ``grade`` alone gives. A test
+whose probe value already passed for an earlier student is left out of a child's run and
+recorded as passed (:mod:`grader.passes`; ``batch --no-reuse`` runs every test).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import BinaryIO, Callable
 import pytest
 
 from grader import seeding, submission
+from grader.passes import Passes, passed_on
 from grader.grade import load_rubric, report_of_run, run_suite
 from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
@@ -117,21 +120,32 @@ def grade_class(
     with contextlib.suppress(Exception):  # a broken catalog is each grading process's diagnosis error, as alone
         catalog_source(settings.suite_for(assignment), settings.solutions_for(assignment))  # read once for every fork
 
+    passes = Passes()
+
     def start(root: Path, session) -> submission.Taken:
         workdir = sandbox.new_submission_dir()
         taken = submission.take(root, assignment, names, workdir, known=known(root) if callable(known) else known)
         plugin.sandbox, plugin.submission_dir, plugin.missing = sandbox, workdir, taken.missing
         plugin.pytest_collection_modifyitems(session, session.config, session.items)  # this submission's probes
+        plugin.order = {item.nodeid: index for index, item in enumerate(session.items)}
+        if settings.reuse_passes:
+            session.items[:], plugin.known_passes = passes.split(session.items, plugin.result)
         return taken
 
     warmed: set[str] = set()
 
     def relay(index: int, data: bytes) -> None:
-        out.write(f"{index} ".encode() + data.replace(b"\n", b" ") + b"\n")
+        try:
+            answer = json.loads(data)
+            report, passed = answer["report"], answer["passed"]
+        except (ValueError, KeyError, TypeError):  # the grading process failed: the pool says so
+            report, passed = None, {}
+        out.write(f"{index} ".encode() + (json.dumps(report).encode() if report is not None else b"") + b"\n")
         out.flush()
+        passes.learn(passed)
         # A module that failed here is likely to fail for others too: what its diagnosis compares with
         # (the reference's and the catalog's results) is computed once, here, for every later fork.
-        failing = failing_modules(data) - warmed
+        failing = failing_modules(report) - warmed
         if failing:
             warmed.update(failing)
             warm_diagnosis(plugin, [call for call in plugin.calls.values() if call[0] in failing])
@@ -145,15 +159,15 @@ def grade_class(
     report = report_of_run(rubric, plugin, taken, log)
     if extra_flags is not None:
         report.flags += extra_flags(root)
-    with pipe:
-        pipe.write(json.dumps(report.to_dict()).encode())
+    with pipe:  # the report, and the values this submission's tests passed on, for later forks
+        pipe.write(json.dumps({"report": report.to_dict(), "passed": passed_on(plugin.json_report, plugin.result)}).encode())
 
 
-def failing_modules(report: bytes) -> set[str]:
+def failing_modules(report: dict | None) -> set[str]:
     """The modules that lost points in a grading process's report (none if it is unreadable)."""
     try:
-        return {e["name"] for e in json.loads(report)["exercises"] if e["score"] < e["max_score"]}
-    except (ValueError, KeyError, TypeError):
+        return {e["name"] for e in report["exercises"] if e["score"] < e["max_score"]}
+    except (KeyError, TypeError):
         return set()
 
 

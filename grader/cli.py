@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--gradebook", type=Path, help="an nbgrader course folder: put the scores in its gradebook.db")
     batch.add_argument("--duedate", default="", help="written to the CSV's duedate column")
     batch.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
+    batch.add_argument("--no-reuse", action="store_false", dest="reuse_passes",
+                       help="run every check for every student, even on a value it already passed on in this batch")
     add_limits(batch)
     batch.set_defaults(workers=1)  # parallel across submissions (--jobs), not within one
 
@@ -80,6 +82,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         probe_timeout=args.probe_timeout,
         memory_mb=args.memory_mb,
         workers=args.workers,
+        reuse_passes=getattr(args, "reuse_passes", True),
     )
 
 

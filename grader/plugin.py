@@ -64,6 +64,10 @@ class GradingPlugin:
         self.probed_items: list | None = None  # the items they were found in
         self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
         self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
+        # In a batch: tests left out of this run because their probe value already passed (grader.passes),
+        # and every test's place in the collection order.
+        self.known_passes: list[str] = []
+        self.order: dict[str, int] = {}
 
     # -- collection: gather every probe and run them all -------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -182,6 +186,10 @@ class GradingPlugin:
         return {"grading": verdicts.grading_entry(item.nodeid, call.excinfo, self.result.outcomes.get(item.nodeid))}
 
     def pytest_json_modifyreport(self, json_report):
+        if self.known_passes:  # passed, as they did on the same value for an earlier student of the batch
+            tests = json_report.get("tests", []) + [{"nodeid": nodeid, "outcome": "passed", "reused": True}
+                                                    for nodeid in self.known_passes]
+            json_report["tests"] = sorted(tests, key=lambda test: self.order.get(test["nodeid"], len(self.order)))
         self.json_report = json_report
         try:
             self.diagnoses = self.diagnose(json_report)

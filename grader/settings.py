@@ -36,6 +36,9 @@ class Settings:
     output_chars: int = 2000
     # Drop to this unprivileged user for student code when the grader runs as root.
     sandbox_user: str = "nobody"
+    # batch: a check whose probe gave a value it already passed on for an earlier student passes
+    # again without running (grader.passes); off, every check runs for every student.
+    reuse_passes: bool = True
     extra: dict = field(default_factory=dict)
 
     def sandbox_limits(self) -> dict:

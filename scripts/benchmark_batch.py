@@ -5,7 +5,10 @@
 Both grade N copies of the reference solutions, in the same run:
 
 - ``batch``: N folders holding ``exercises/<assignment>/*.py``, graded with the hidden suite
-  (with ``--jobs 1``, ``--jobs 2`` and ``--jobs J``);
+  (with ``--jobs 1``, ``--jobs 2`` and ``--jobs J``). A later copy's checks see the values the
+  first copies' checks passed on, so they are not run again (``grader/passes.py``): the best
+  case. ``--jobs 2 --no-reuse`` runs every check for every copy, as for a class in which no
+  two students' values are the same: the worst case;
 - nbgrader: a minimal course in a temporary folder. The source notebook has one solution
   cell per exercise module (the reference code) and one autograder test cell per hidden
   test item, worth the rubric's points. Each test cell makes the same calls into student
@@ -15,7 +18,7 @@ Both grade N copies of the reference solutions, in the same run:
   ``nbgrader generate_assignment``, N submitted copies of the notebook, then the timed
   ``nbgrader autograde --force``.
 
-``batch`` runs with ``--jobs 1``, ``--jobs 2`` (and ``--jobs J``), each also on a class of one,
+``batch`` runs with each of those options, each also on a class of one,
 which measures the start-up every run pays once (importing torch, starting the sandbox,
 collecting the suite). Prints the wall time of each, per submission and per further submission
 (start-up left out), the CPU time likewise (the command and every process it started, the
@@ -180,16 +183,16 @@ def timed(command: list[str], cwd: Path) -> tuple[float, float]:
     return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def bench_batch(tmp: Path, assignment: str, n: int, jobs: int, max_score: float) -> tuple[float, float]:
+def bench_batch(tmp: Path, assignment: str, n: int, options: list[str], max_score: float) -> tuple[float, float]:
     klass = tmp / "class"
     for i in range(n):
         target = klass / f"student{i:02d}" / "exercises" / assignment
         target.mkdir(parents=True, exist_ok=True)
         for source in (ROOT / "solutions" / assignment).glob("*.py"):
             shutil.copy(source, target / source.name)
-    grades = tmp / f"grades-{jobs}.csv"
+    grades = tmp / "grades.csv"
     times = timed([sys.executable, "-m", "grader", "batch", str(klass), "--assignment", assignment,
-                   "--csv", str(grades), "--jobs", str(jobs)], ROOT)
+                   "--csv", str(grades), *options], ROOT)
     rows = list(csv.DictReader(open(grades, newline="")))
     assert len(rows) == n and all(float(r["score"]) == max_score for r in rows), "batch: not full marks"
     return times
@@ -237,13 +240,13 @@ def main() -> None:
     rubric = rubrics.load(ROOT / "tests" / args.assignment, args.assignment)
     max_score = rubric.max_score
     load_before = os.getloadavg()[0]
-    widths = sorted({1, 2, args.jobs})
+    variants = [f"--jobs {jobs}" for jobs in sorted({1, 2, args.jobs})] + ["--jobs 2 --no-reuse"]
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as name:
         tmp = Path(name)
         batches = {}
-        for jobs in widths:  # a class of one: what every run pays once (start-up), then the class
-            single = bench_batch(tmp / f"single-{jobs}", args.assignment, 1, jobs, max_score)
-            batches[jobs] = single, bench_batch(tmp / f"class-{jobs}", args.assignment, args.n, jobs, max_score)
+        for index, variant in enumerate(variants):  # a class of one: what every run pays once (start-up), then the class
+            single = bench_batch(tmp / f"single-{index}", args.assignment, 1, variant.split(), max_score)
+            batches[variant] = single, bench_batch(tmp / f"class-{index}", args.assignment, args.n, variant.split(), max_score)
         nb, tests = (None, len(hidden_cases(args.assignment))) if args.no_nbgrader else \
             bench_nbgrader(tmp / "nb", args.assignment, args.n, max_score)
     n = args.n
@@ -251,16 +254,16 @@ def main() -> None:
           f"{tests} hidden tests, {max_score:g} points; {os.cpu_count()} CPUs, "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (other work skews the times)")
     print("per submission: total / N; each further one: (the class - a class of one) / (N - 1), the start-up left out")
-    print(f"{'':30}{'total':>8}{'per submission':>16}{'each further':>14}{'CPU per submission':>20}{'CPU each further':>18}")
-    for jobs, ((wall1, cpu1), (wall, cpu)) in batches.items():
-        print(f"{f'grader batch --jobs {jobs}':30}{wall:7.1f}s{wall / n:15.3f}s{(wall - wall1) / (n - 1):13.3f}s"
+    print(f"{'':40}{'total':>8}{'per submission':>16}{'each further':>14}{'CPU per submission':>20}{'CPU each further':>18}")
+    for variant, ((wall1, cpu1), (wall, cpu)) in batches.items():
+        print(f"{f'grader batch {variant}':40}{wall:7.1f}s{wall / n:15.3f}s{(wall - wall1) / (n - 1):13.3f}s"
               f"{cpu / n:19.3f}s{(cpu - cpu1) / (n - 1):17.3f}s")
     if nb is None:
         return
-    print(f"{'nbgrader autograde --force':30}{nb[0]:7.1f}s{nb[0] / n:15.3f}s{'':14}{nb[1] / n:19.3f}s")
+    print(f"{'nbgrader autograde --force':40}{nb[0]:7.1f}s{nb[0] / n:15.3f}s{'':14}{nb[1] / n:19.3f}s")
     print("nbgrader / batch, per submission: " + ";  ".join(
-        f"--jobs {jobs}: {nb[0] / wall:.1f}x (each further: {nb[0] / n / ((wall - wall1) / (n - 1)):.1f}x)"
-        for jobs, ((wall1, _), (wall, _)) in batches.items()))
+        f"{variant}: {nb[0] / wall:.1f}x (each further: {nb[0] / n / ((wall - wall1) / (n - 1)):.1f}x)"
+        for variant, ((wall1, _), (wall, _)) in batches.items()))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ class ProbeOutcome:
     outcome: str  # ok | error | timeout | crash | module_error | missing
     value: object = None
     error: dict = field(default_factory=dict)
+    digest: str = ""  # of an ok value as it came across the border (equal values, equal digests)
 
 
 @dataclass
@@ -185,7 +186,7 @@ def decode_outcome(event: dict) -> ProbeOutcome:
     if outcome != "ok":
         return ProbeOutcome(outcome, error=error)
     try:
-        return ProbeOutcome("ok", value=wire.decode(event.get("value")))
+        return ProbeOutcome("ok", value=wire.decode(event.get("value")), digest=wire.digest(event.get("value")))
     except wire.WireError as exc:
         return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result: {exc}"})
     except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe

@@ -7,6 +7,7 @@ trusts nothing: it checks every type, size and dtype before building a tensor.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import re
@@ -53,6 +54,12 @@ def encode_tensor(t) -> dict:
 def dumps(value) -> str:
     """Serialise plain data (dicts, lists, numbers, strings, encoded tensors) to one line."""
     return json.dumps(value, separators=(",", ":"))
+
+
+def digest(raw) -> str:
+    """A digest of parsed plain data (before :func:`decode`): the same for equal data, whatever
+    the order of its keys."""
+    return hashlib.sha256(json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def parse_line(line: bytes):
