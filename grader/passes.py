@@ -29,7 +29,8 @@ class Passes:
         run, passed = [], []
         for item in items:
             outcome = result.outcomes.get(item.nodeid)
-            if outcome is not None and outcome.outcome == "ok" and outcome.digest in self.known.get(item.nodeid, ()):
+            # A known digest is that of a value which decoded and passed before: it is not decoded again.
+            if outcome is not None and outcome.sent_ok() and outcome.digest in self.known.get(item.nodeid, ()):
                 passed.append(item.nodeid)
             else:
                 run.append(item)
@@ -44,9 +45,12 @@ class Passes:
 
 
 def passed_on(json_report: dict | None, result: PlanResult) -> dict[str, str]:
-    """``{test id: digest of its probe value}`` for every test that passed on an ok probe value."""
+    """``{test id: digest of its probe value}`` for every test that passed on an ok probe value
+    (those recorded as passed on a known value left out)."""
     found = {}
     for test in (json_report or {}).get("tests", []):
+        if test.get("reused"):
+            continue
         outcome = result.outcomes.get(test["nodeid"])
         if test["outcome"] == "passed" and outcome is not None and outcome.outcome == "ok" and outcome.digest:
             found[test["nodeid"]] = outcome.digest

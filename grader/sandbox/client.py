@@ -25,14 +25,53 @@ class SandboxError(RuntimeError):
     """The sandbox itself failed (not the student's code)."""
 
 
-@dataclass
-class ProbeOutcome:
-    """What one probe produced: ``ok`` with a value, or why not."""
+_UNDECODED = object()
 
-    outcome: str  # ok | error | timeout | crash | module_error | missing
-    value: object = None
-    error: dict = field(default_factory=dict)
-    digest: str = ""  # of an ok value as it came across the border (equal values, equal digests)
+
+class ProbeOutcome:
+    """What one probe produced: ``ok`` with a value, or why not (``outcome``: ok, error, timeout,
+    crash, module_error or missing).
+
+    An ok value arrives as plain data (``raw``) and is decoded, and so checked, the first time
+    the outcome is read: a value that proves unusable makes it an ``error``. A batch's grading
+    process never reads the values of the checks it records as passed (:mod:`grader.passes`),
+    which it finds by ``digest`` alone.
+    """
+
+    def __init__(self, outcome: str, value: object = None, error: dict | None = None, *, raw: object = _UNDECODED,
+                 digest: str = ""):
+        self._outcome, self._value, self._error, self._raw = outcome, value, error or {}, raw
+        self.digest = digest  # of an ok value as it came across the border (equal values, equal digests)
+
+    def _decode(self) -> None:
+        if self._raw is _UNDECODED:
+            return
+        raw, self._raw = self._raw, _UNDECODED
+        try:
+            self._value = wire.decode(raw)
+        except wire.WireError as exc:
+            self._outcome, self._error = "error", {"type": "WireError", "message": f"unusable result: {exc}"}
+        except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe
+            self._outcome, self._error = "error", {"type": "WireError", "message": f"unusable result ({type(exc).__name__})"}
+
+    @property
+    def outcome(self) -> str:
+        self._decode()
+        return self._outcome
+
+    @property
+    def value(self) -> object:
+        self._decode()
+        return self._value
+
+    @property
+    def error(self) -> dict:
+        self._decode()
+        return self._error
+
+    def sent_ok(self) -> bool:
+        """Whether the sandbox sent a value (not decoded yet: it may still prove unusable)."""
+        return self._outcome == "ok"
 
 
 @dataclass
@@ -186,11 +225,10 @@ def decode_outcome(event: dict) -> ProbeOutcome:
     if outcome != "ok":
         return ProbeOutcome(outcome, error=error)
     try:
-        return ProbeOutcome("ok", value=wire.decode(event.get("value")), digest=wire.digest(event.get("value")))
-    except wire.WireError as exc:
-        return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result: {exc}"})
-    except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe
-        return ProbeOutcome("error", error={"type": "WireError", "message": f"unusable result ({type(exc).__name__})"})
+        digest = wire.digest(event.get("value"))
+    except (ValueError, TypeError, RecursionError):
+        return ProbeOutcome("error", error={"type": "WireError", "message": "unusable result"})
+    return ProbeOutcome("ok", raw=event.get("value"), digest=digest)
 
 
 def _complete(plan: dict, result: PlanResult) -> PlanResult:
