@@ -26,8 +26,8 @@ from typing import BinaryIO, Callable
 import pytest
 
 from grader import seeding, submission
-from grader.passes import Passes, passed_on
 from grader.grade import load_rubric, report_of_run, run_suite
+from grader.passes import Passes, passed_on
 from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
 from grader.settings import Settings
@@ -137,7 +137,7 @@ def grade_class(
     def relay(index: int, data: bytes) -> None:
         try:
             answer = json.loads(data)
-            report, passed = answer["report"], answer["passed"]
+            report, passed = answer["report"], dict(answer["passed"])
         except (ValueError, KeyError, TypeError):  # the grading process failed: the pool says so
             report, passed = None, {}
         out.write(f"{index} ".encode() + (json.dumps(report).encode() if report is not None else b"") + b"\n")
