@@ -127,7 +127,6 @@ def grade_class(
         taken = submission.take(root, assignment, names, workdir, known=known(root) if callable(known) else known)
         plugin.sandbox, plugin.submission_dir, plugin.missing = sandbox, workdir, taken.missing
         plugin.pytest_collection_modifyitems(session, session.config, session.items)  # this submission's probes
-        plugin.order = {item.nodeid: index for index, item in enumerate(session.items)}
         if settings.reuse_passes:
             session.items[:], plugin.known_passes = passes.split(session.items, plugin.result)
         return taken

@@ -123,17 +123,18 @@ def build_report(rubric: rubrics.Rubric, json_report: dict | None, taken: submis
         path, _, name = test["nodeid"].partition("::")
         stem = Path(path).stem.removeprefix("test_")
         function = name.split("[")[0]
-        # Only as many cases as the rubric counted score: the totals are the rubric's whatever ran.
-        if (stem not in by_exercise or function not in rubric.exercise(stem).points
-                or seen[stem][function] == rubric.exercise(stem).cases_of(function)):
+        points = rubric.exercise(stem).points.get(function) if stem in by_exercise else None
+        if points is None:
+            unscored = f"{test['nodeid']} has no points in the rubric"
+        elif seen[stem][function] == rubric.exercise(stem).cases_of(function):  # the totals stay the rubric's
+            unscored = f"{test['nodeid']} is a case more than the rubric counted"
+        else:
+            unscored = ""
+        if unscored:
             grading = (test.get("metadata") or {}).get("grading") or {}
-            known = stem in by_exercise and function in rubric.exercise(stem).points
-            report.grader_errors.append(grading.get("grader_error") or (
-                f"{test['nodeid']} is a case more than the rubric counted" if known
-                else f"{test['nodeid']} has no points in the rubric"))
+            report.grader_errors.append(grading.get("grader_error") or unscored)
             continue
         seen[stem][function] += 1
-        points = rubric.exercise(stem).points[function]
         by_exercise[stem].append(test_result(name, points, test, report))
     for exercise in rubric.exercises:
         tests = by_exercise[exercise.name]

@@ -65,7 +65,7 @@ class GradingPlugin:
         self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
         self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
         # In a batch: tests left out of this run because their probe value already passed (grader.passes),
-        # and every test's place in the collection order.
+        # put back in their place in the collection order (found with the probes).
         self.known_passes: list[str] = []
         self.order: dict[str, int] = {}
 
@@ -117,6 +117,7 @@ class GradingPlugin:
             spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": plain(marker.kwargs)})
             self.suite_calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
         self.suite_modules, self.probed_items = modules, items
+        self.order = {item.nodeid: index for index, item in enumerate(items)}
 
     def run_plan(self, modules: dict[str, dict], *, steps: bool) -> PlanResult:
         """Run ``modules``' probes in the sandbox (``steps``: with the recorded steps of traced probes)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -38,17 +39,17 @@ class ProbeOutcome:
     which it finds by ``digest`` alone.
     """
 
-    def __init__(self, outcome: str, value: object = None, error: dict | None = None, *, raw: object = _UNDECODED,
-                 digest: str = ""):
-        self._outcome, self._value, self._error, self._raw = outcome, value, error or {}, raw
-        self.digest = digest  # of an ok value as it came across the border (equal values, equal digests)
+    def __init__(self, outcome: str, error: dict | None = None, *, raw: object = _UNDECODED):
+        self._outcome, self._error, self._raw = outcome, error or {}, raw
+        self._value = None
+        self._decoded = raw is _UNDECODED
 
     def _decode(self) -> None:
-        if self._raw is _UNDECODED:
+        if self._decoded:
             return
-        raw, self._raw = self._raw, _UNDECODED
+        self._decoded = True
         try:
-            self._value = wire.decode(raw)
+            self._value = wire.decode(self._raw)
         except wire.WireError as exc:
             self._outcome, self._error = "error", {"type": "WireError", "message": f"unusable result: {exc}"}
         except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe
@@ -68,6 +69,11 @@ class ProbeOutcome:
     def error(self) -> dict:
         self._decode()
         return self._error
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """Of an ok value as it came across the border (equal values, equal digests); "" for no value."""
+        return "" if self._raw is _UNDECODED else wire.digest(self._raw)
 
     def sent_ok(self) -> bool:
         """Whether the sandbox sent a value (not decoded yet: it may still prove unusable)."""
@@ -224,11 +230,7 @@ def decode_outcome(event: dict) -> ProbeOutcome:
         return ProbeOutcome("crash", error={"type": "Crash", "message": "the sandbox sent an unusable result"})
     if outcome != "ok":
         return ProbeOutcome(outcome, error=error)
-    try:
-        digest = wire.digest(event.get("value"))
-    except (ValueError, TypeError, RecursionError):
-        return ProbeOutcome("error", error={"type": "WireError", "message": "unusable result"})
-    return ProbeOutcome("ok", raw=event.get("value"), digest=digest)
+    return ProbeOutcome("ok", raw=event.get("value"))
 
 
 def _complete(plan: dict, result: PlanResult) -> PlanResult:
