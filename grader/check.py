@@ -65,14 +65,22 @@ def local_noise(flag: str) -> bool:
     return first in LOCAL_FOLDERS or flag.startswith("more than ")
 
 
-def check(root: Path, assignment: str, settings: Settings, sandbox) -> Report:
-    """Grade ``root`` with the public tests of ``assignment``; raises AssignmentNotFound without them."""
-    from grader.grade import AssignmentNotFound, grade
+def existing_public_suite(settings: Settings, assignment: str) -> Path:
+    """The folder of the public tests of ``assignment``; AssignmentNotFound, naming the known ones, without it."""
+    from grader.grade import AssignmentNotFound
 
     suite = public_suite(settings, assignment)
     if not (suite / "rubric.toml").is_file():
         known = sorted(p.parent.name for p in (settings.project_root / PUBLIC).glob("*/rubric.toml"))
         raise AssignmentNotFound(f"no public tests for {assignment!r} (known: {', '.join(known) or 'none'})")
+    return suite
+
+
+def check(root: Path, assignment: str, settings: Settings, sandbox) -> Report:
+    """Grade ``root`` with the public tests of ``assignment``; raises AssignmentNotFound without them."""
+    from grader.grade import grade
+
+    suite = existing_public_suite(settings, assignment)
     report = grade(root, assignment, dataclasses.replace(settings, suite_dir=suite), sandbox,
                    known=unchanged_template_files(root))
     report.flags = [flag for flag in report.flags if not local_noise(flag)]

@@ -12,25 +12,27 @@ def grade_command(args, settings: Settings) -> int:
 
     3 (and no Classroom payloads) when the grader failed on any check: that is not a grade.
     """
+    from grader.grade import AssignmentNotFound, existing_suite
     from grader.sandbox.client import Sandbox
 
     if not args.submission.is_dir():
         print(f"error: {args.submission} is not a folder", file=sys.stderr)
         return 2
+    try:  # before the sandbox starts: a mistyped name is answered at once, not after importing torch
+        existing_suite(args.assignment, settings)
+    except AssignmentNotFound as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     with Sandbox() as sandbox:  # started first: it imports torch while we import the rest
         from grader import environment
         from grader.check import unchanged_template_files
-        from grader.grade import AssignmentNotFound, grade
+        from grader.grade import grade
         from grader.reports import terminal, write_json
 
         root = args.submission.resolve()
-        try:
-            with environment.verified(sandbox, settings):  # nothing is written unless the environment can grade
-                # The template's own files (its pytest.ini, ...) are not the student's doing.
-                report = grade(root, args.assignment, settings, sandbox, known=unchanged_template_files(root))
-        except AssignmentNotFound as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        with environment.verified(sandbox, settings):  # nothing is written unless the environment can grade
+            # The template's own files (its pytest.ini, ...) are not the student's doing.
+            report = grade(root, args.assignment, settings, sandbox, known=unchanged_template_files(root))
     if args.json_path:
         write_json(report, args.json_path)
     from grader.reports import classroom
@@ -75,7 +77,8 @@ def batch_command(args, settings: Settings) -> int:
 
 def check_command(args, settings: Settings) -> int:
     """``check``: the public tests, the same table, and a note that hidden tests decide the grade."""
-    from grader.check import NOTE, NoAssignment, check, find_assignment
+    from grader.check import NOTE, NoAssignment, check, existing_public_suite, find_assignment
+    from grader.grade import AssignmentNotFound
     from grader.sandbox.local import runner_for_this_machine
 
     root = args.submission.resolve()
@@ -84,21 +87,18 @@ def check_command(args, settings: Settings) -> int:
         return 2
     try:
         assignment = args.assignment or find_assignment(root)
-    except NoAssignment as exc:
+        existing_public_suite(settings, assignment)  # a mistyped name is answered at once, not after importing torch
+    except (NoAssignment, AssignmentNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # Started before this process imports torch (nothing above does): the two imports overlap.
     runner = runner_for_this_machine(settings.workers)  # on macOS and Windows: spawned interpreters, nothing confined
     try:
         from grader import environment
-        from grader.grade import AssignmentNotFound
         from grader.reports import terminal, write_json
 
-        try:
-            with environment.verified(runner, settings):
-                report = check(root, assignment, settings, runner)
-        except AssignmentNotFound as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        with environment.verified(runner, settings):
+            report = check(root, assignment, settings, runner)
     finally:
         runner.close()
     if args.json_path:

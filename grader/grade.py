@@ -27,14 +27,19 @@ class AssignmentNotFound(LookupError):
     """There is no grading suite for the requested assignment."""
 
 
-def load_rubric(assignment: str, settings: Settings) -> rubrics.Rubric:
-    """The rubric of ``assignment``, or AssignmentNotFound naming what exists."""
+def existing_suite(assignment: str, settings: Settings) -> Path:
+    """The grading suite's folder of ``assignment``, or AssignmentNotFound naming what exists."""
     suite = settings.suite_for(assignment)
     if not (suite / "rubric.toml").is_file():
         tests = settings.project_root / "tests"
         known = sorted(p.parent.name for p in tests.glob("*/rubric.toml"))
         raise AssignmentNotFound(f"no assignment {assignment!r} (known: {', '.join(known) or 'none'})")
-    return rubrics.load(suite, assignment)
+    return suite
+
+
+def load_rubric(assignment: str, settings: Settings) -> rubrics.Rubric:
+    """The rubric of ``assignment``, or AssignmentNotFound naming what exists."""
+    return rubrics.load(existing_suite(assignment, settings), assignment)
 
 
 def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, known=frozenset()) -> Report:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
@@ -60,6 +61,31 @@ def test_unknown_assignment_and_missing_folder_exit_2(tmp_path):
     assert proc.returncode == 2 and "no assignment 'nope'" in proc.stderr and report is None
     proc, report = grade_cli(tmp_path / "absent", "ch03")
     assert proc.returncode == 2 and report is None
+
+
+# Runs ``main`` with the command's sandbox replaced by a stand-in that records whether torch
+# was imported when the sandbox was asked for, then stops the command there.
+SANDBOX_STARTED = """
+import json, sys
+import grader.sandbox.client as client, grader.sandbox.local as local
+from grader.cli import main
+def started(*args, **kwargs):
+    print(json.dumps({"torch imported": "torch" in sys.modules}))
+    raise SystemExit(0)
+client.Sandbox = local.runner_for_this_machine = started
+print(json.dumps({"exit": main(sys.argv[1:]), "torch imported": "torch" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("command", ["grade", "check"])
+def test_the_sandbox_starts_before_torch_is_imported_and_a_wrong_name_never_imports_it(command, tmp_path):
+    """The sandbox's interpreter imports torch while the command imports it: the two overlap (about
+    1.6 to 2 s less for ``check``, measured). A mistyped assignment is answered without either."""
+    submission = str(make_submission(tmp_path / "s", "ch03"))
+    for assignment, expected in (("ch03", {"torch imported": False}), ("nope", {"exit": 2, "torch imported": False})):
+        proc = subprocess.run([PYTHON, "-c", SANDBOX_STARTED, command, submission, "--assignment", assignment],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert json.loads(proc.stdout.splitlines()[-1]) == expected, proc.stdout + proc.stderr
 
 
 def test_a_failure_of_the_grader_itself_exits_3(tmp_path):

@@ -26,8 +26,6 @@ from pathlib import Path
 if __name__ == "__main__":  # started by path with -I: make the grader package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from grader.sandbox import worker  # noqa: E402
-
 MODE = "local: the student's own machine, nothing confined"
 START_TIMEOUT = 300.0  # seconds a fresh interpreter may take to import torch (a cold laptop is slow)
 
@@ -250,6 +248,8 @@ def child_main() -> None:
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # nothing but the grader's own lines goes to the channel
     import torch
+
+    from grader.sandbox import worker  # imports torch's users: only here, never in the caller's import of this module
 
     torch.set_num_threads(1)
     baseline_modules, baseline_path, home = set(sys.modules), list(sys.path), os.getcwd()
