@@ -36,7 +36,7 @@ def test_a_failing_module_is_localized_from_steps_asked_for_again_unless_its_res
     source = solution_sources("ch03")["self_attention_v1"]
     unscaled = mutate(source, SCALING, "attn_scores")
     # The same mistake, but scaled by a factor drawn anew at every call: a second run gives other values.
-    drifting = mutate(mutate(source, SCALING, "attn_scores * (1 + os.urandom(1)[0] / 255)"), "import torch", "import os\nimport torch")
+    drifting = mutate(mutate(source, SCALING, "attn_scores * (1 + int.from_bytes(os.urandom(8), 'big') / 2**64)"), "import torch", "import os\nimport torch")
     roots = [make_submission(tmp_path / name, "ch03", {"self_attention_v1": text})
              for name, text in (("unscaled", unscaled), ("drifting", drifting))]
     reports = grade_many(roots, "ch03")
