@@ -196,15 +196,21 @@ def run(
     results = {folder.name: report for folder in folders if (report := earlier_report(reports_dir / folder.name, prints[folder.name]))}
     pending = [folder for folder in folders if folder.name not in results]
 
+    def row_of(name: str, report: Report) -> dict[str, str]:  # made once per student: the file is rewritten from these
+        return books.csv_row(assignment, exercises, name, report, duedate=duedate, person=students.get(name))
+
+    rows = {name: row_of(name, report) for name, report in results.items()}
+
     def record(name: str, report: Report) -> None:  # each student's grade on disk as soon as it is known
         write_json(report, reports_dir / name / "REPORT.json")
         if not report.grader_errors:  # a failed grading is tried again next time
             replace_atomically(reports_dir / name / GRADED, prints[name] + "\n")
         results[name] = report
-        books.write_csv(csv_path, assignment, exercises, sorted(results.items()), duedate=duedate, students=students)
+        rows[name] = row_of(name, report)
+        books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows)])
 
     started = time.monotonic()
-    books.write_csv(csv_path, assignment, exercises, sorted(results.items()), duedate=duedate, students=students)
+    books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows)])
     # No refresh thread: grading processes are forked from this one.
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

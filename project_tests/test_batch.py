@@ -186,10 +186,22 @@ def test_template_manifest_is_read_when_present(tmp_path):
 
 def test_csv_cells_cannot_run_as_formulas():
     from grader.model import Report
-    from grader.reports.gradebook import csv_rows
+    from grader.reports.gradebook import csv_row
 
-    rows = csv_rows(ASSIGNMENT, [], [("=cmd", Report(ASSIGNMENT, 0, 1, flags=["=HYPERLINK(1) x"]))])
-    assert rows[0]["student_id"] == "'=cmd" and rows[0]["flags"].startswith("'=")
+    row = csv_row(ASSIGNMENT, [], "=cmd", Report(ASSIGNMENT, 0, 1, flags=["=HYPERLINK(1) x"]))
+    assert row["student_id"] == "'=cmd" and row["flags"].startswith("'=")
+
+
+def test_csv_row_cleans_the_text_it_shows():
+    """A row is made from the report's scores, flags and grader errors alone: the text it shows
+    goes through the one hygiene function (control and bidi characters out, one line each)."""
+    from grader.model import Report
+    from grader.reports.gradebook import csv_row
+
+    report = Report(ASSIGNMENT, 0, 1, flags=["a\x1b[2Jb\u202ec"], grader_errors=["first\x07 line\nsecond line"])
+    row = csv_row(ASSIGNMENT, [], "id\x1b]52;c;x\x07", report)
+    assert row["student_id"] == "id]52;c;x"
+    assert row["flags"] == "a[2Jbc; grader error: first line"
 
 
 def _family(root_pid: int) -> set[int]:

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.hygiene import NAME, clean, clean_report
+from grader.hygiene import BLOCK, NAME, clean, clean_report
 from grader.model import Report
 from grader.reports import replace_atomically
 
@@ -39,39 +39,39 @@ def cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def csv_rows(
+def csv_row(
     assignment: str,
     exercises: list[str],
-    results: list[tuple[str, Report]],
+    student_id: str,
+    report: Report,
     *,
     duedate: str = "",
-    students: dict[str, dict] | None = None,
-) -> list[dict[str, str]]:
-    """One row per student, as dictionaries keyed by :func:`columns`."""
-    rows = []
-    for student_id, report in results:
-        report = clean_report(report)  # student text: valid UTF-8, no control characters, capped
-        person = (students or {}).get(student_id, {})
-        by_name = {e.name: e for e in report.exercises}
-        row = {
-            "assignment": assignment,
-            "duedate": duedate,
-            "timestamp": "",
-            "student_id": cell(clean(student_id, NAME)),
-            "last_name": cell(clean(person.get("last_name") or "", NAME)),
-            "first_name": cell(clean(person.get("first_name") or "", NAME)),
-            "email": cell(clean(person.get("email") or "", NAME)),
-            "raw_score": str(float(report.score)),
-            "late_submission_penalty": "0.0",
-            "score": str(float(report.score)),
-            "max_score": str(float(report.max_score)),
-        }
-        for name in exercises:
-            row[name] = str(float(by_name[name].score)) if name in by_name else "0.0"
-        notes = list(report.flags) + [f"grader error: {e.splitlines()[0] if e else ''}" for e in report.grader_errors]
-        row["flags"] = cell("; ".join(" ".join(n.split()) for n in notes))
-        rows.append(row)
-    return rows
+    person: dict | None = None,
+) -> dict[str, str]:
+    """One student's row, keyed by :func:`columns`. Only the text the row shows is cleaned (the
+    id, the names, the flags and each grader error's first line), not the whole report: ``batch``
+    makes a row once per student, as the grade arrives, and rewrites the file from the rows."""
+    person = person or {}
+    by_name = {e.name: e for e in report.exercises}
+    row = {
+        "assignment": assignment,
+        "duedate": duedate,
+        "timestamp": "",
+        "student_id": cell(clean(student_id, NAME)),
+        "last_name": cell(clean(person.get("last_name") or "", NAME)),
+        "first_name": cell(clean(person.get("first_name") or "", NAME)),
+        "email": cell(clean(person.get("email") or "", NAME)),
+        "raw_score": str(float(report.score)),
+        "late_submission_penalty": "0.0",
+        "score": str(float(report.score)),
+        "max_score": str(float(report.max_score)),
+    }
+    for name in exercises:
+        row[name] = str(float(by_name[name].score)) if name in by_name else "0.0"
+    errors = [clean(error, BLOCK, one_line=False) for error in report.grader_errors]
+    notes = [clean(flag) for flag in report.flags] + [f"grader error: {e.splitlines()[0] if e else ''}" for e in errors]
+    row["flags"] = cell("; ".join(" ".join(n.split()) for n in notes))
+    return row
 
 
 def columns(exercises: list[str]) -> list[str]:
@@ -79,9 +79,9 @@ def columns(exercises: list[str]) -> list[str]:
     return NBGRADER_COLUMNS + [e for e in exercises if e not in NBGRADER_COLUMNS] + ["flags"]
 
 
-def write_csv(path: Path, assignment: str, exercises: list[str], results: list[tuple[str, Report]], **kwargs) -> None:
-    """Write the class's grades to ``path`` (see the module docstring for the columns)."""
-    rows = csv_rows(assignment, exercises, results, **kwargs)
+def write_csv(path: Path, exercises: list[str], rows: list[dict[str, str]]) -> None:
+    """Write the class's grades to ``path``: ``rows`` made by :func:`csv_row` (see the module
+    docstring for the columns)."""
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=columns(exercises), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
