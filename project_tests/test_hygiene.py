@@ -51,7 +51,8 @@ def test_clean_report_cleans_every_string_and_keeps_the_scores():
     assert report.flags == [HOSTILE]  # a copy: the original is untouched
 
 
-@pytest.mark.parametrize("line", [b"[" * 40 + b"]" * 40, b'{"a":' * 33 + b"1" + b"}" * 33, b"[" * 100_000])
+@pytest.mark.parametrize("line", [b"[" * 33 + b"]" * 33, b'{"a":' * 33 + b"1" + b"}" * 33, b"[" * 100_000,
+                                  b'{"a":"' + b"[" * 40 + b'","b":' + b"[" * 33 + b"]" * 33 + b"}"])
 def test_parse_line_refuses_deep_nesting_before_parsing(line):
     with pytest.raises(wire.WireError, match="nested too deeply"):
         wire.parse_line(line)

@@ -7,7 +7,6 @@ trusts nothing: it checks every type, size and dtype before building a tensor.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import math
 import re
@@ -56,24 +55,21 @@ def dumps(value) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def digest(raw) -> str:
-    """A digest of parsed plain data (before :func:`decode`): the same for equal data, whatever
-    the order of its keys."""
-    return hashlib.sha256(json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
 def parse_line(line: bytes):
     """Parse one JSON line from across the border, bounding its size and nesting *before*
     the parser sees it (a deep line would exhaust the stack of the process that parses it)."""
     if len(line) > MAX_LINE:
         raise WireError("line too long")
-    skeleton = _STRINGS.sub(b'""', line)
-    for _ in range(MAX_NESTING):  # each pass removes one level of brackets, in C
-        skeleton, found = _INNERMOST.subn(b"0", skeleton)
-        if not found:
-            break
-    if _BRACKET.search(skeleton):
-        raise WireError("nested too deeply")
+    # A line with at most MAX_NESTING opening brackets cannot nest deeper (most lines: a tensor's
+    # few brackets); only others are reduced to their skeleton, which costs some 4 ms a submission.
+    if line.count(b"[") + line.count(b"{") > MAX_NESTING:
+        skeleton = _STRINGS.sub(b'""', line)
+        for _ in range(MAX_NESTING):  # each pass removes one level of brackets, in C
+            skeleton, found = _INNERMOST.subn(b"0", skeleton)
+            if not found:
+                break
+        if _BRACKET.search(skeleton):
+            raise WireError("nested too deeply")
     try:
         return json.loads(line)
     except (ValueError, RecursionError) as exc:
