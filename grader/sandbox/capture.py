@@ -16,7 +16,7 @@ import signal
 import sys
 import time
 
-from grader.sandbox import syscall_filter
+from grader.sandbox import linux, syscall_filter
 
 
 class Capture:
@@ -78,7 +78,7 @@ class Worker:
                 return
             else:
                 self.drain()
-                time.sleep(0.005)
+                linux.wait_for_exit(self.pid, end - time.monotonic(), () if self.output is None else (self.output,))
 
     def death_message(self) -> str:
         """Why the worker stopped talking, in words a student understands."""

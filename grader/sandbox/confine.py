@@ -124,7 +124,7 @@ class Box:
         self.init.kill()  # the kernel kills every process of the namespace
         end = time.monotonic() + 5
         while self.init.poll() is None and time.monotonic() < end:
-            _reap_any(deadline=time.monotonic() + 0.05)
+            linux.wait_for_exit(self.init.pid, end - time.monotonic())
 
 
 def _start_init() -> subprocess.Popen:
