@@ -5,7 +5,8 @@ it was collected (the suite's contract: a test reads ``probed``, never the submi
 the clock or an unseeded random stream; see docs/adding-an-assignment.md). So a test whose probe
 gives a value that the same test passed on for an earlier student in the same batch passes
 again: :mod:`grader.class_session` keeps the digests of those values (:class:`Passes`, in the
-collecting process, learning from each grading process's answer), and each later grading
+collecting process, learning from each grading process's answer; ``ProbeOutcome.digest``, of the
+line that brought the value from the sandbox), and each later grading
 process leaves those tests out of its pytest run and records them as passed
 (:meth:`GradingPlugin.pytest_json_modifyreport`). A failure is always run, so its message,
 feedback and diagnosis are the student's own; the first students of a batch run everything.

@@ -200,3 +200,24 @@ def test_a_module_built_uninitialized_keeps_its_shapes_draws_no_random_number_an
     with pytest.raises(ValueError, match="the student's error"):
         probing.build(Student, "broken", kind="function", initialize=False)
     assert nn.Linear.reset_parameters is initialize
+
+
+def test_a_result_that_cannot_be_graded_is_named_part_by_part():
+    import torch
+
+    from grader.sandbox import worker
+
+    class Sub(torch.Tensor):
+        pass
+
+    plain = worker.to_plain({"out": [1.5, torch.ones(2)], "k": (None, "x")})
+    assert plain["out"][0] == 1.5 and plain["out"][1]["$tensor"]["shape"] == [2] and plain["k"] == [None, "x"]
+    with pytest.raises(fault.ProbeError, match=r"^the result\['out'\]\[1\] is a object, which cannot be graded$"):
+        worker.to_plain({"out": [1, object()]})
+    with pytest.raises(fault.ProbeError, match=r"^the result\[0\]\[2\] is a Sub, a subclass of torch.Tensor"):
+        worker.to_plain([[0, 1, torch.ones(1).as_subclass(Sub)]])
+    nested = [1]
+    for _ in range(9):
+        nested = [nested]
+    with pytest.raises(fault.ProbeError, match=r"^the result(\[0\]){9} is nested too deeply$"):
+        worker.to_plain(nested)

@@ -17,21 +17,37 @@ from grader.fault import ProbeError, describe_exception
 from grader.sandbox import wire
 
 
-def to_plain(value, what: str = "the result", depth: int = 0):
-    """Convert what a probe returns into plain data; tensors must be exact torch.Tensors."""
+def to_plain(value, what: str = "the result"):
+    """Convert what a probe returns into plain data; tensors must be exact torch.Tensors. (Each
+    part's name, ``the result['out'][2]``, is spelled out only for an error: a result holds
+    hundreds of parts.)"""
     import torch
 
-    if depth > 8:
-        raise ProbeError(f"{what} is nested too deeply")
-    if isinstance(value, torch.Tensor):
-        return wire.encode_tensor(probing.tensor(value, what))
-    if value is None or type(value) in (bool, int, float, str):
-        return value
-    if type(value) in (list, tuple):
-        return [to_plain(v, f"{what}[{i}]", depth + 1) for i, v in enumerate(value)]
-    if type(value) is dict:
-        return {str(k): to_plain(v, f"{what}[{k!r}]", depth + 1) for k, v in value.items()}
-    raise ProbeError(f"{what} is a {type(value).__name__}, which cannot be graded")
+    def plain(value, where, depth: int):
+        kind = type(value)
+        if depth > 8:
+            raise ProbeError(f"{named(where)} is nested too deeply")
+        if kind is torch.Tensor:
+            return wire.encode_tensor(value)
+        if value is None or kind in (bool, int, float, str):
+            return value
+        if kind in (list, tuple):
+            return [plain(v, (where, i), depth + 1) for i, v in enumerate(value)]
+        if kind is dict:
+            return {str(k): plain(v, (where, repr(k)), depth + 1) for k, v in value.items()}
+        if isinstance(value, torch.Tensor):
+            probing.tensor(value, named(where))  # says which subclass it is
+        raise ProbeError(f"{named(where)} is a {kind.__name__}, which cannot be graded")
+
+    return plain(value, what, 0)
+
+
+def named(where) -> str:
+    """``"the result['out'][2]"`` from ``(("the result", "'out'"), 2)``."""
+    if type(where) is not tuple:
+        return where
+    parent, key = where
+    return f"{named(parent)}[{key}]"
 
 
 BUILTIN_PROBES = {"call": probing.call_function}
