@@ -1,6 +1,6 @@
 """Grading a class: ``python -m grader batch`` next to ``nbgrader autograde``.
 
-    .venv/bin/python scripts/benchmark_batch.py [-n 20] [--assignment ch03] [--jobs 2]
+    .venv/bin/python scripts/benchmark_batch.py [-n 20] [--assignment ch03] [--jobs 2] [--runs 3]
 
 Both grade N copies of the reference solutions, in the same run:
 
@@ -20,7 +20,10 @@ Both grade N copies of the reference solutions, in the same run:
 
 ``batch`` runs with each of those options, each also on a class of one,
 which measures the start-up every run pays once (importing torch, starting the sandbox,
-collecting the suite). Prints the wall time of each, per submission and per further submission
+collecting the suite), ``--runs`` times (the variants in turn, so that the machine's load drifts
+alike for all); the medians are shown, and each further submission's time run by run. A further
+submission is the difference of two runs of a few seconds each, so one run alone can be some 10%
+off either way. Prints the wall time of each, per submission and per further submission
 (start-up left out), the CPU time likewise (the command and every process it started, the
 sandbox included), and the ratios. Every submission must get
 full marks from both, or the script stops.
@@ -34,6 +37,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -236,6 +240,7 @@ def main() -> None:
     parser.add_argument("--assignment", default="ch03")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="batch --jobs besides 1 and 2 (default: CPUs)")
     parser.add_argument("--no-nbgrader", action="store_true", help="time batch only (while working on it)")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each batch variant, medians shown (default 3)")
     args = parser.parse_args()
     rubric = rubrics.load(ROOT / "tests" / args.assignment, args.assignment)
     max_score = rubric.max_score
@@ -243,10 +248,14 @@ def main() -> None:
     variants = [f"--jobs {jobs}" for jobs in sorted({1, 2, args.jobs})] + ["--jobs 2 --no-reuse"]
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as name:
         tmp = Path(name)
-        batches = {}
-        for index, variant in enumerate(variants):  # a class of one: what every run pays once (start-up), then the class
-            single = bench_batch(tmp / f"single-{index}", args.assignment, 1, variant.split(), max_score)
-            batches[variant] = single, bench_batch(tmp / f"class-{index}", args.assignment, args.n, variant.split(), max_score)
+        runs: dict[str, list] = {variant: [] for variant in variants}
+        for run in range(args.runs):
+            for index, variant in enumerate(variants):  # a class of one: what every run pays once (start-up), then the class
+                single = bench_batch(tmp / f"single-{run}-{index}", args.assignment, 1, variant.split(), max_score)
+                klass = bench_batch(tmp / f"class-{run}-{index}", args.assignment, args.n, variant.split(), max_score)
+                runs[variant].append((single, klass))
+        batches = {variant: (medians([single for single, _ in times]), medians([klass for _, klass in times]))
+                   for variant, times in runs.items()}
         nb, tests = (None, len(hidden_cases(args.assignment))) if args.no_nbgrader else \
             bench_nbgrader(tmp / "nb", args.assignment, args.n, max_score)
     n = args.n
@@ -258,12 +267,20 @@ def main() -> None:
     for variant, ((wall1, cpu1), (wall, cpu)) in batches.items():
         print(f"{f'grader batch {variant}':40}{wall:7.1f}s{wall / n:15.3f}s{(wall - wall1) / (n - 1):13.3f}s"
               f"{cpu / n:19.3f}s{(cpu - cpu1) / (n - 1):17.3f}s")
+    print(f"medians of {args.runs} runs; each further submission, run by run: " + ";  ".join(
+        f"{variant}: " + " ".join(f"{(klass[0] - single[0]) / (n - 1):.3f}" for single, klass in times) + " s"
+        for variant, times in runs.items()))
     if nb is None:
         return
     print(f"{'nbgrader autograde --force':40}{nb[0]:7.1f}s{nb[0] / n:15.3f}s{'':14}{nb[1] / n:19.3f}s")
     print("nbgrader / batch, per submission: " + ";  ".join(
         f"{variant}: {nb[0] / wall:.1f}x (each further: {nb[0] / n / ((wall - wall1) / (n - 1)):.1f}x)"
         for variant, ((wall1, _), (wall, _)) in batches.items()))
+
+
+def medians(times: list[tuple[float, float]]) -> tuple[float, float]:
+    """The median wall time and the median CPU time of ``(wall, cpu)`` runs."""
+    return statistics.median(wall for wall, _ in times), statistics.median(cpu for _, cpu in times)
 
 
 if __name__ == "__main__":
