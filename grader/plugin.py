@@ -142,8 +142,9 @@ class GradingPlugin:
             return "write this test's points as @pytest.mark.points(N) right above its function"
         if cases != exercise.cases_of(item.originalname):
             return (f"{item.originalname} runs {cases} cases, but the rubric counted {exercise.cases_of(item.originalname)} "
-                    "from its @pytest.mark.parametrize: list every case there, literally (cases made by fixture "
-                    "params or pytest_generate_tests are not counted)")
+                    "from its @pytest.mark.parametrize (or its points' cases=): list every case there, literally, "
+                    "or say how many in @pytest.mark.points(N, cases=K) (cases made by fixture params or "
+                    "pytest_generate_tests are not counted)")
         return ""
 
     def pytest_runtest_setup(self, item) -> None:

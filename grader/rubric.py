@@ -17,7 +17,8 @@ and the tests, each with its points next to it::
 A parametrized test is worth its points once per case, and its cases are listed literally
 (``@pytest.mark.parametrize("x", [a, b, c])``: three cases, each worth the points; or
 ``CASES = [a, b, c]`` at module level and ``@pytest.mark.parametrize("x", CASES)``), so the
-rubric counts them too. The points and the cases are read from ``test_<exercise>.py`` with
+rubric counts them too; cases made by a function (a table two exercises' tests share) are
+counted in the points marker, ``@pytest.mark.points(1, cases=3)``. The points and the cases are read from ``test_<exercise>.py`` with
 :mod:`ast` (nothing is imported), so the rubric, and every total, is known without running
 pytest; the grading plugin checks at collection that every test carries its points and runs
 as many cases as were counted. The exercise names are the module stems, the same in
@@ -143,11 +144,15 @@ def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
                 continue
             value = decorator.args[0] if isinstance(decorator, ast.Call) and len(decorator.args) == 1 else None
             number = value.value if isinstance(value, ast.Constant) else None
-            if type(number) not in (int, float) or not number > 0 or decorator.keywords:
+            declared = {k.arg: k.value.value if isinstance(k.value, ast.Constant) else None
+                        for k in getattr(decorator, "keywords", [])}
+            if (type(number) not in (int, float) or not number > 0 or set(declared) - {"cases"}
+                    or ("cases" in declared and (type(declared["cases"]) is not int or declared["cases"] < 1))):
                 raise RubricError(f"{test_file}:{decorator.lineno}: {node.name}: points should be one positive "
-                                  f"number, as in @pytest.mark.points(1)")
+                                  f"number, as in @pytest.mark.points(1) (or @pytest.mark.points(1, cases=3))")
             points[node.name] = float(number)
-            if (count := case_count(node, lists, test_file)) != 1:
+            count = declared["cases"] if "cases" in declared else case_count(node, lists, test_file)
+            if count != 1:
                 cases[node.name] = count
     if not points:
         raise RubricError(f"{test_file}: no test carries @pytest.mark.points(N)")
@@ -169,7 +174,8 @@ def case_count(test: ast.FunctionDef, lists: dict[str, ast.expr], test_file: Pat
         if (not isinstance(values, (ast.List, ast.Tuple)) or not values.elts
                 or any(isinstance(value, ast.Starred) for value in values.elts)):
             raise RubricError(f"{test_file}:{decorator.lineno}: {test.name}: list its cases literally, as in "
-                              f"@pytest.mark.parametrize(\"x\", [1, 2, 3]): each case is worth the test's points, "
+                              f"@pytest.mark.parametrize(\"x\", [1, 2, 3]), or say how many in its points, as in "
+                              f"@pytest.mark.points(1, cases=3): each case is worth the test's points, "
                               f"and the rubric counts them without running the suite")
         count *= len(values.elts)
     return count

@@ -39,7 +39,8 @@ def test_points_are_read_from_the_tests_markers(tmp_path):
     assert rubric.max_score == 5.0
 
 
-@pytest.mark.parametrize("points", ["0", "-1", "'2'", "1, 2", "points=1", ""])
+@pytest.mark.parametrize("points", ["0", "-1", "'2'", "1, 2", "points=1", "", "1, cases=0", "1, cases='3'",
+                                    "1, case=3"])
 def test_points_must_be_one_positive_number(tmp_path, points):
     with pytest.raises(RubricError, match="points should be one positive number"):
         load(write(tmp_path, "[exercises.a]\n", points=points), "x")
@@ -89,3 +90,11 @@ def test_cases_the_rubric_cannot_count_are_refused(tmp_path, values):
     (suite / "test_a.py").write_text(CASES.replace("[1, 2, 3]", values))
     with pytest.raises(RubricError, match=r"test_a.py:6: test_a: list its cases literally"):
         load(suite, "x")
+
+
+def test_cases_made_by_a_function_are_counted_in_the_points_marker(tmp_path):
+    suite = write(tmp_path, "[exercises.a]\n")
+    made = CASES.replace("@pytest.mark.points(2)", "@pytest.mark.points(2, cases=6)").replace("[1, 2, 3]", "table()")
+    (suite / "test_a.py").write_text(made)
+    exercise = load(suite, "x").exercise("a")
+    assert exercise.cases_of("test_a") == 6 and exercise.max_score == 13.0
