@@ -67,13 +67,17 @@ def test_every_mutant_loses_points_in_its_module_only(graded_mutants):
 
 
 def test_every_hidden_test_fails_on_some_mutant(graded_mutants):
+    """Every case of every test: a table of cases is as many checks, each of which must be able to fail."""
     assignment, reports = graded_mutants
     for module in rubrics.load(ROOT / "tests" / assignment, assignment).exercises:
-        killed = set()
+        cases, killed = set(), set()
         for (mutated, _), report in reports.items():
             if mutated == module.name:
-                killed |= {t["name"].split("[")[0] for t in exercise(report, module.name)["tests"] if t["status"] != "passed"}
-        assert set(module.points) - killed == set(), f"{module.name}: tests no mutant fails"
+                tests = exercise(report, module.name)["tests"]
+                cases |= {t["name"] for t in tests}
+                killed |= {t["name"] for t in tests if t["status"] != "passed"}
+        assert {name.split("[")[0] for name in cases} == set(module.points), module.name
+        assert cases - killed == set(), f"{module.name}: tests no mutant fails"
 
 
 def test_hard_coded_outputs_are_caught_by_behaviour_checks(graded_mutants):

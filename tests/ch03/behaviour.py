@@ -1,8 +1,10 @@
 """Reference computations and checks of behaviour shared by the ch03 tests (trusted side)."""
 
+import pytest
 import torch
 
 from grader.comparisons import close, require, visibly_wrong_weights
+from textbook import INPUTS
 
 INF = float("inf")
 MASK_BUFFER = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"
@@ -74,6 +76,22 @@ def check_outputs(outs, expected, xs, *, what):
     """
     for x, out, reference_out in zip(xs, outs, expected):
         close(out, reference_out, what=what(x))
+
+
+def forward_cases(name: str, expected, x_other, x_lengths) -> list:
+    """The forward checks SelfAttention_v1 and SelfAttention_v2 share, as the cases of one test:
+    ``name`` (the class) built after another seed, for other sizes and on other lengths. Each case:
+    the reference's outputs (``expected(seed, d_in, d_out, x)``, computed here, when the suite is
+    collected), the inputs, and what was run (a function of the input); three cases
+    (``@pytest.mark.points(1, cases=3)``)."""
+    cases = [
+        ("other_seed", 7, 3, 2, [INPUTS], lambda x: f"torch.manual_seed(7); {name}(3, 2)(inputs)"),
+        ("other_sizes", 11, 5, 4, [x_other], lambda x: f"{name}(5, 4) on 7 tokens of size 5 (seed 11)"),
+        ("other_lengths", 8, 3, 2, x_lengths, lambda x: f"{name}(3, 2) on {x.shape[0]} token(s) (seed 8)"),
+    ]
+    return [pytest.param([expected(seed, d_in, d_out, x) for x in xs], xs, what, id=case,
+                         marks=pytest.mark.probe("forward", seed=seed, d_in=d_in, d_out=d_out, xs=xs))
+            for case, seed, d_in, d_out, xs, what in cases]
 
 
 def check_recovered_weights(out, context, values, weights, *, what, call):

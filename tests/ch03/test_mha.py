@@ -78,18 +78,27 @@ EXERCISE_3_2_OTHER = expected_out(reference(27, WRAPPER, 5, 1, 8, 0.3, num_heads
 
 
 # -- 3.6.1: a wrapper around CausalAttention heads -----------------------------------------------
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=123, name=WRAPPER, args=[3, 2, 6, 0.0], kwargs={"num_heads": 2}, x=BATCH)
-def test_wrapper_textbook(probed):
-    close(probed, torch.stack((WRAPPER_SEED_123, WRAPPER_SEED_123)),
-          what="MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch), seed 123")
+# The output of either module against the reference's (the book's printed rows for the *textbook* case).
+OUTPUTS = [
+    pytest.param(torch.stack((WRAPPER_SEED_123, WRAPPER_SEED_123)),
+                 "MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)(batch), seed 123", id="wrapper_textbook",
+                 marks=pytest.mark.probe("forward", seed=123, name=WRAPPER, args=[3, 2, 6, 0.0], kwargs={"num_heads": 2},
+                                         x=BATCH)),
+    pytest.param(WRAPPER_OTHER, "MultiHeadAttentionWrapper(5, 2, 8, 0.0, num_heads=3), seed 4, on a (3, 6, 5) batch",
+                 id="wrapper_other_seeds_sizes",
+                 marks=pytest.mark.probe("forward", seed=4, name=WRAPPER, args=[5, 2, 8, 0.0], kwargs={"num_heads": 3},
+                                         x=X_WRAP)),
+    pytest.param(MHA_OTHER, "MultiHeadAttention(5, 6, 8, 0.0, num_heads=3, qkv_bias=True), seed 21, on a (3, 8, 5) batch",
+                 id="mha_other_seeds_sizes",
+                 marks=pytest.mark.probe("forward", seed=21, name=MHA, args=[5, 6, 8, 0.0],
+                                         kwargs={"num_heads": 3, "qkv_bias": True}, x=X_OTHER)),
+]
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=4, name=WRAPPER, args=[5, 2, 8, 0.0], kwargs={"num_heads": 3}, x=X_WRAP)
-def test_wrapper_other_seeds_sizes(probed):
-    close(probed, WRAPPER_OTHER,
-          what="MultiHeadAttentionWrapper(5, 2, 8, 0.0, num_heads=3), seed 4, on a (3, 6, 5) batch")
+@pytest.mark.parametrize("expected, what", OUTPUTS)
+def test_output(probed, expected, what):
+    close(probed, expected, what=what)
 
 
 @pytest.mark.points(1)
@@ -122,14 +131,6 @@ def test_wrapper_heads_concatenated(probed):
 def test_mha_textbook(probed):
     close(probed, torch.stack((MHA_SEED_123, MHA_SEED_123)),
           what="MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), seed 123")
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=21, name=MHA, args=[5, 6, 8, 0.0], kwargs={"num_heads": 3, "qkv_bias": True},
-                   x=X_OTHER)
-def test_mha_other_seeds_sizes(probed):
-    close(probed, MHA_OTHER,
-          what="MultiHeadAttention(5, 6, 8, 0.0, num_heads=3, qkv_bias=True), seed 21, on a (3, 8, 5) batch")
 
 
 @pytest.mark.points(1)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import self_attention_v2 as ref
-from behaviour import check_gradients, check_outputs, check_recovered_weights
+from behaviour import check_gradients, check_outputs, check_recovered_weights, forward_cases
 from grader.comparisons import close, require
 from textbook import INPUTS, V2_SEED_789, V2_WEIGHTS_ROW_1, random_inputs
 
@@ -49,9 +49,7 @@ TEXTBOOK_PROJECTIONS = projections(reference(789, 3, 2), INPUTS)
 TEXTBOOK_WEIGHTS = weights_of(**TEXTBOOK_PROJECTIONS)
 WITH_BIAS = expected(3, 3, 2, X_BIAS, qkv_bias=True)
 IN_ORDER_2024 = torch.stack([getattr(reference(2024, 4, 3), n).weight.detach() for n in ORDER])
-OTHER_SEED = expected(7, 3, 2, INPUTS)
-OTHER_SIZES = expected(11, 5, 4, X_OTHER)
-OTHER_LENGTHS = [expected(8, 3, 2, x) for x in X_LENGTHS]
+FORWARD = forward_cases("SelfAttention_v2", expected, X_OTHER, X_LENGTHS)
 SQUARE = expected(5, 5, 6, X_SQUARE)
 SQUARE_WEIGHTS = weights_of(**projections(reference(5, 5, 6), X_SQUARE))
 
@@ -136,23 +134,10 @@ def test_parameters_created_in_order(probed):
     close(weights, IN_ORDER_2024, what=what + " (stacked)")
 
 
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=7, d_in=3, d_out=2, xs=[INPUTS])
-def test_forward_other_seed(probed):
-    close(probed["outs"][0], OTHER_SEED, what="torch.manual_seed(7); SelfAttention_v2(3, 2)(inputs)")
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=11, d_in=5, d_out=4, xs=[X_OTHER])
-def test_forward_other_sizes(probed):
-    close(probed["outs"][0], OTHER_SIZES, what="SelfAttention_v2(5, 4) on 7 tokens of size 5 (seed 11)")
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=8, d_in=3, d_out=2, xs=X_LENGTHS)
-def test_forward_other_lengths(probed):
-    check_outputs(probed["outs"], OTHER_LENGTHS, X_LENGTHS,
-                  what=lambda x: f"SelfAttention_v2(3, 2) on {x.shape[0]} token(s) (seed 8)")
+@pytest.mark.points(1, cases=3)
+@pytest.mark.parametrize("outputs, xs, what", FORWARD)
+def test_forward_other(probed, outputs, xs, what):
+    check_outputs(probed["outs"], outputs, xs, what=what)
 
 
 @pytest.mark.points(1)

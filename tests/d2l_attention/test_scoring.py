@@ -101,105 +101,82 @@ DOT_EYE = reference("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS
 DOT_GRADIENTS = reference_gradients("DotProductAttention", [0.0], DOT_Q, DOT_K, V, LENS_1D)
 
 
-# -- the book's example ------------------------------------------------------------------------
-@pytest.mark.points(1)
-@probe("AdditiveAttention", list(ADDITIVE_ARGS), ADDITIVE_QUERIES, KEYS, VALUES, VALID_LENS)
-def test_additive_book(probed):
-    close(probed["output"], POOLED, what="AdditiveAttention(2, 20, 8, 0.1) in eval mode on the book's keys, values, valid_lens [2, 6]")
+# One check per case: the output of a scorer on these inputs against the reference's, computed above once
+# (the book's printed pooled values for the *book* cases).
+OUTPUTS = [
+    pytest.param(POOLED, "AdditiveAttention(2, 20, 8, 0.1) in eval mode on the book's keys, values, valid_lens [2, 6]",
+                 marks=probe("AdditiveAttention", list(ADDITIVE_ARGS), ADDITIVE_QUERIES, KEYS, VALUES, VALID_LENS),
+                 id="additive_book"),
+    pytest.param(POOLED, "DotProductAttention(0.5) in eval mode on the book's keys, values, valid_lens [2, 6]",
+                 marks=probe("DotProductAttention", [0.5], DOT_QUERIES, KEYS, VALUES, VALID_LENS), id="dot_product_book"),
+    pytest.param(ADDITIVE_PER_QUERY[0], "AdditiveAttention with one valid length per query, valid_lens of shape (2, 4)",
+                 marks=probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D), id="additive_2d_valid_lens"),
+    pytest.param(DOT_PER_QUERY[0], "DotProductAttention with one valid length per query, valid_lens of shape (2, 4)",
+                 marks=probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D), id="dot_product_2d_valid_lens"),
+    pytest.param(DOT_NO_LENS[0], "DotProductAttention(0.2)(queries, keys, values), valid_lens left at its default None",
+                 marks=probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None), id="dot_product_no_valid_lens"),
+    pytest.param(ADDITIVE_DROPOUT_0_9[0], "AdditiveAttention(3, 5, 6, 0.9) in eval mode (dropout must do nothing)",
+                 marks=probe("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D),
+                 id="additive_eval_disables_dropout"),
+    pytest.param(DOT_DROPOUT_0_9[0], "DotProductAttention(0.9) in eval mode (dropout must do nothing)",
+                 marks=probe("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D),
+                 id="dot_product_eval_disables_dropout"),
+]
+# The same, worth two points each: other sizes and keys, valid_lens [3, 7].
+OTHER_SIZES = [
+    pytest.param(ADDITIVE[0], "AdditiveAttention(3, 5, 6, 0.2) on other keys (2, 7, 3), queries (2, 4, 5), valid_lens [3, 7]",
+                 marks=probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D), id="additive"),
+    pytest.param(DOT[0], "DotProductAttention(0.2) on queries (2, 4, 6), keys (2, 7, 6), valid_lens [3, 7]",
+                 marks=probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D), id="dot_product"),
+]
+WEIGHTS = [
+    pytest.param("AdditiveAttention", ADDITIVE[1], marks=probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D),
+                 id="additive"),
+    pytest.param("DotProductAttention", DOT_PER_QUERY[1],
+                 marks=probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D), id="dot_product"),
+]
+DROPOUT = [
+    pytest.param("AdditiveAttention", ADDITIVE_EYE[1],
+                 marks=probe("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D, train=True),
+                 id="additive"),
+    pytest.param("DotProductAttention", DOT_EYE[1],
+                 marks=probe("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D, train=True), id="dot_product"),
+]
+GRADIENTS = [
+    pytest.param(ADDITIVE_GRADIENTS, "gradients through AdditiveAttention (W_k, W_q, w_v, queries, keys, values)",
+                 marks=pytest.mark.probe("gradients", scorer="AdditiveAttention", args=ADD_ARGS, seed=SEED, queries=ADD_Q,
+                                         keys=ADD_K, values=V, valid_lens=LENS_1D, upstream=UPSTREAM), id="additive"),
+    pytest.param(DOT_GRADIENTS, "gradients through DotProductAttention (queries, keys, values)",
+                 marks=pytest.mark.probe("gradients", scorer="DotProductAttention", args=[0.0], seed=SEED, queries=DOT_Q,
+                                         keys=DOT_K, values=V, valid_lens=LENS_1D, upstream=UPSTREAM), id="dot_product"),
+]
 
 
 @pytest.mark.points(1)
-@probe("DotProductAttention", [0.5], DOT_QUERIES, KEYS, VALUES, VALID_LENS)
-def test_dot_product_book(probed):
-    close(probed["output"], POOLED, what="DotProductAttention(0.5) in eval mode on the book's keys, values, valid_lens [2, 6]")
+@pytest.mark.parametrize("expected, what", OUTPUTS)
+def test_output(probed, expected, what):
+    close(probed["output"], expected, what=what)
 
 
-# -- additive attention ----------------------------------------------------------------------
 @pytest.mark.points(2)
-@probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
-def test_additive_matches_reference(probed):
-    close(probed["output"], ADDITIVE[0],
-          what="AdditiveAttention(3, 5, 6, 0.2) on other keys (2, 7, 3), queries (2, 4, 5), valid_lens [3, 7]")
+@pytest.mark.parametrize("expected, what", OTHER_SIZES)
+def test_matches_reference(probed, expected, what):
+    close(probed["output"], expected, what=what)
 
 
 @pytest.mark.points(1)
-@probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)
-def test_additive_2d_valid_lens(probed):
-    close(probed["output"], ADDITIVE_PER_QUERY[0],
-          what="AdditiveAttention with one valid length per query, valid_lens of shape (2, 4)")
+@pytest.mark.parametrize("scorer, expected", WEIGHTS)
+def test_attention_weights(probed, scorer, expected):
+    check_weights(probed, scorer, expected)
 
 
 @pytest.mark.points(1)
-@probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
-def test_additive_attention_weights(probed):
-    check_weights(probed, "AdditiveAttention", ADDITIVE[1])
+@pytest.mark.parametrize("scorer, reference_weights", DROPOUT)
+def test_dropout_on_weights(probed, scorer, reference_weights):
+    check_dropout(probed, scorer, reference_weights)
 
 
 @pytest.mark.points(1)
-@probe("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)
-def test_additive_eval_disables_dropout(probed):
-    close(probed["output"], ADDITIVE_DROPOUT_0_9[0],
-          what="AdditiveAttention(3, 5, 6, 0.9) in eval mode (dropout must do nothing)")
-
-
-@pytest.mark.points(1)
-@probe("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D, train=True)
-def test_additive_dropout_on_weights(probed):
-    check_dropout(probed, "AdditiveAttention", ADDITIVE_EYE[1])
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("gradients", scorer="AdditiveAttention", args=ADD_ARGS, seed=SEED, queries=ADD_Q, keys=ADD_K,
-                   values=V, valid_lens=LENS_1D, upstream=UPSTREAM)
-def test_additive_gradients(probed):
-    check_gradients(probed, ADDITIVE_GRADIENTS,
-                    "gradients through AdditiveAttention (W_k, W_q, w_v, queries, keys, values)")
-
-
-# -- scaled dot-product attention -----------------------------------------------------------
-@pytest.mark.points(2)
-@probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)
-def test_dot_product_matches_reference(probed):
-    close(probed["output"], DOT[0],
-          what="DotProductAttention(0.2) on queries (2, 4, 6), keys (2, 7, 6), valid_lens [3, 7]")
-
-
-@pytest.mark.points(1)
-@probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
-def test_dot_product_2d_valid_lens(probed):
-    close(probed["output"], DOT_PER_QUERY[0],
-          what="DotProductAttention with one valid length per query, valid_lens of shape (2, 4)")
-
-
-@pytest.mark.points(1)
-@probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)
-def test_dot_product_no_valid_lens(probed):
-    close(probed["output"], DOT_NO_LENS[0],
-          what="DotProductAttention(0.2)(queries, keys, values), valid_lens left at its default None")
-
-
-@pytest.mark.points(1)
-@probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
-def test_dot_product_attention_weights(probed):
-    check_weights(probed, "DotProductAttention", DOT_PER_QUERY[1])
-
-
-@pytest.mark.points(1)
-@probe("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)
-def test_dot_product_eval_disables_dropout(probed):
-    close(probed["output"], DOT_DROPOUT_0_9[0],
-          what="DotProductAttention(0.9) in eval mode (dropout must do nothing)")
-
-
-@pytest.mark.points(1)
-@probe("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D, train=True)
-def test_dot_product_dropout_on_weights(probed):
-    check_dropout(probed, "DotProductAttention", DOT_EYE[1])
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("gradients", scorer="DotProductAttention", args=[0.0], seed=SEED, queries=DOT_Q, keys=DOT_K,
-                   values=V, valid_lens=LENS_1D, upstream=UPSTREAM)
-def test_dot_product_gradients(probed):
-    check_gradients(probed, DOT_GRADIENTS,
-                    "gradients through DotProductAttention (queries, keys, values)")
+@pytest.mark.parametrize("expected, what", GRADIENTS)
+def test_gradients(probed, expected, what):
+    check_gradients(probed, expected, what)

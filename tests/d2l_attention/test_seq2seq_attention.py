@@ -157,20 +157,21 @@ def check_outputs(actual, expected: torch.Tensor, what: str) -> None:
     close(actual, expected, what=f"{what} ({step})" if step else what)
 
 
-@pytest.mark.points(2)
-@probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS)
-def test_matches_reference(probed):
-    check_outputs(probed["output"], DECODED[0],
-                  "Seq2SeqAttentionDecoder(11, 6, 8, 1): 3 sources of 5 steps, enc_valid_lens [2, 5, 3], "
-                  "4 target steps (outputs (3, 4, 11), same seed as the reference)")
+# The decoder's outputs against the reference's (computed above once), with one GRU layer and with two.
+DECODINGS = [
+    pytest.param(DECODED[0], "Seq2SeqAttentionDecoder(11, 6, 8, 1): 3 sources of 5 steps, enc_valid_lens [2, 5, 3], "
+                             "4 target steps (outputs (3, 4, 11), same seed as the reference)",
+                 marks=probe("decode", ARGS, ENC_OUT, ENC_STATE, X, LENS), id="one_layer"),
+    pytest.param(DECODED_2[0], "Seq2SeqAttentionDecoder(7, 5, 6, 2) (two GRU layers): 2 sources of 6 steps, "
+                               "enc_valid_lens [6, 1], 5 target steps",
+                 marks=probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2), id="two_layers"),
+]
 
 
 @pytest.mark.points(2)
-@probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
-def test_two_layers(probed):
-    check_outputs(probed["output"], DECODED_2[0],
-                  "Seq2SeqAttentionDecoder(7, 5, 6, 2) (two GRU layers): 2 sources of 6 steps, enc_valid_lens [6, 1], "
-                  "5 target steps")
+@pytest.mark.parametrize("expected, what", DECODINGS)
+def test_matches_reference(probed, expected, what):
+    check_outputs(probed["output"], expected, what)
 
 
 @pytest.mark.points(1)
@@ -253,40 +254,31 @@ def check_bleu(probed, pred, label, k, expected, worked=""):
           what=f"{what}; worked out: {worked}" if worked else what, atol=1e-6)
 
 
-@pytest.mark.points(1)
-@calls("bleu", "the cat sat on the mat", "the cat sat on the mat", 4)
-def test_bleu_exact_match(probed):
-    check_bleu(probed, "the cat sat on the mat", "the cat sat on the mat", 4, 1.0,
-               "Every n-gram of the prediction occurs in the label, so p_1 = ... = p_4 = 1, and the lengths are "
-               "equal, so the penalty is exp(0) = 1: BLEU = 1.")
+def bleu_case(pred: str, label: str, k: int, expected: float, worked: str, name: str):
+    """A case of ``test_bleu``: ``bleu(pred, label, k)`` should be ``expected``, worked out by hand as ``worked`` says."""
+    return pytest.param(pred, label, k, expected, worked, marks=calls("bleu", pred, label, k), id=name)
+
+
+BLEU = [
+    bleu_case("the cat sat on the mat", "the cat sat on the mat", 4, 1.0,
+              "Every n-gram of the prediction occurs in the label, so p_1 = ... = p_4 = 1, and the lengths are "
+              "equal, so the penalty is exp(0) = 1: BLEU = 1.", "exact_match"),
+    bleu_case("il est calme", "je suis chez moi .", 2, 0.0,
+              "No token of the prediction occurs in the label: p_1 = 0/3, so BLEU = 0 whatever the other factors.",
+              "no_overlap"),
+    bleu_case("a b", "a b c d", 2, math.exp(-1),
+              "p_1 = 2/2 and p_2 = 1/1, but the prediction has 2 tokens and the label 4: the penalty is "
+              "exp(min(0, 1 - 4/2)) = exp(-1) = 0.3679.", "brevity_penalty"),
+    bleu_case("a b c d", "a b d c", 2, (1 / 3) ** 0.25,
+              "p_1 = 4/4; the bigrams ab, bc, cd of the prediction against ab, bd, dc of the label: p_2 = 1/3. "
+              "BLEU = 1 ** 0.5 * (1/3) ** 0.25 = 0.7598 (with k = 1 it would be 1).", "k"),
+    bleu_case("a a a a", "a b", 1, 0.5,
+              "\"a\" occurs once in the label, so only one of the four predicted \"a\" counts: p_1 = 1/4; the "
+              "prediction is longer than the label, so no penalty: BLEU = (1/4) ** 0.5 = 0.5.", "clipped_counts"),
+]
 
 
 @pytest.mark.points(1)
-@calls("bleu", "il est calme", "je suis chez moi .", 2)
-def test_bleu_no_overlap(probed):
-    check_bleu(probed, "il est calme", "je suis chez moi .", 2, 0.0,
-               "No token of the prediction occurs in the label: p_1 = 0/3, so BLEU = 0 whatever the other factors.")
-
-
-@pytest.mark.points(1)
-@calls("bleu", "a b", "a b c d", 2)
-def test_bleu_brevity_penalty(probed):
-    check_bleu(probed, "a b", "a b c d", 2, math.exp(-1),
-               "p_1 = 2/2 and p_2 = 1/1, but the prediction has 2 tokens and the label 4: the penalty is "
-               "exp(min(0, 1 - 4/2)) = exp(-1) = 0.3679.")
-
-
-@pytest.mark.points(1)
-@calls("bleu", "a b c d", "a b d c", 2)
-def test_bleu_k(probed):
-    check_bleu(probed, "a b c d", "a b d c", 2, (1 / 3) ** 0.25,
-               "p_1 = 4/4; the bigrams ab, bc, cd of the prediction against ab, bd, dc of the label: p_2 = 1/3. "
-               "BLEU = 1 ** 0.5 * (1/3) ** 0.25 = 0.7598 (with k = 1 it would be 1).")
-
-
-@pytest.mark.points(1)
-@calls("bleu", "a a a a", "a b", 1)
-def test_bleu_clipped_counts(probed):
-    check_bleu(probed, "a a a a", "a b", 1, 0.5,
-               "\"a\" occurs once in the label, so only one of the four predicted \"a\" counts: p_1 = 1/4; the "
-               "prediction is longer than the label, so no penalty: BLEU = (1/4) ** 0.5 = 0.5.")
+@pytest.mark.parametrize("pred, label, k, expected, worked", BLEU)
+def test_bleu(probed, pred, label, k, expected, worked):
+    check_bleu(probed, pred, label, k, expected, worked)
