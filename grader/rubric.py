@@ -18,10 +18,10 @@ A parametrized test is worth its points once per case, and its cases are listed 
 (``@pytest.mark.parametrize("x", [a, b, c])``: three cases, each worth the points; or
 ``CASES = [a, b, c]`` at module level and ``@pytest.mark.parametrize("x", CASES)``), so the
 rubric counts them too; cases made by a function (a table two exercises' tests share) are
-counted in the points marker, ``@pytest.mark.points(1, cases=3)``. The points and the cases are read from ``test_<exercise>.py`` with
-:mod:`ast` (nothing is imported), so the rubric, and every total, is known without running
-pytest; the grading plugin checks at collection that every test carries its points and runs
-as many cases as were counted. The exercise names are the module stems, the same in
+counted in the points marker, ``@pytest.mark.points(1, cases=3)``. The points and the cases are
+read from ``test_<exercise>.py`` with :mod:`ast` (nothing is imported), so the rubric, and every
+total, is known without running pytest; the grading plugin checks at collection that every test
+carries its points and runs as many cases as were counted. The exercise names are the module stems, the same in
 solutions/, exercises/ and tests/.
 """
 

@@ -61,7 +61,7 @@ def parse_line(line: bytes):
     if len(line) > MAX_LINE:
         raise WireError("line too long")
     # A line with at most MAX_NESTING opening brackets cannot nest deeper (most lines: a tensor's
-    # few brackets); only others are reduced to their skeleton, which costs some 4 ms a submission.
+    # few brackets); only others are reduced to their skeleton (about 3.5 ms a submission, measured).
     if line.count(b"[") + line.count(b"{") > MAX_NESTING:
         skeleton = _STRINGS.sub(b'""', line)
         for _ in range(MAX_NESTING):  # each pass removes one level of brackets, in C
