@@ -205,13 +205,15 @@ def test_a_module_built_uninitialized_keeps_its_shapes_draws_no_random_number_an
 def test_a_result_that_cannot_be_graded_is_named_part_by_part():
     import torch
 
-    from grader.sandbox import worker
+    from grader.sandbox import wire, worker
 
     class Sub(torch.Tensor):
         pass
 
     plain = worker.to_plain({"out": [1.5, torch.ones(2)], "k": (None, "x")})
     assert plain["out"][0] == 1.5 and plain["out"][1]["$tensor"]["shape"] == [2] and plain["k"] == [None, "x"]
+    negative_view = torch._neg_view(torch.arange(3.0))  # shares memory, values negated by a flag
+    assert wire.decode(worker.to_plain(negative_view)).tolist() == [-0.0, -1.0, -2.0]
     with pytest.raises(fault.ProbeError, match=r"^the result\['out'\]\[1\] is a object, which cannot be graded$"):
         worker.to_plain({"out": [1, object()]})
     with pytest.raises(fault.ProbeError, match=r"^the result\[0\]\[2\] is a Sub, a subclass of torch.Tensor"):
@@ -221,3 +223,20 @@ def test_a_result_that_cannot_be_graded_is_named_part_by_part():
         nested = [nested]
     with pytest.raises(fault.ProbeError, match=r"^the result(\[0\]){9} is nested too deeply$"):
         worker.to_plain(nested)
+
+
+def test_a_forged_number_of_outputs_fails_the_forward_checks(monkeypatch):
+    """What comes back is not trusted to hold one output per input: an empty list, a dict or fewer
+    outputs than inputs fail the check (they would otherwise compare nothing)."""
+    import torch
+
+    from grader.comparisons import Mismatch
+
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "ch03"))
+    from behaviour import check_outputs
+
+    xs, expected = [torch.ones(2, 3), torch.ones(4, 3)], [torch.ones(2, 2), torch.ones(4, 2)]
+    check_outputs([torch.ones(2, 2), torch.ones(4, 2)], expected, xs, what=lambda x: "f(x)")
+    for forged in ([], {}, [torch.ones(2, 2)]):
+        with pytest.raises(Mismatch, match="2 output"):
+            check_outputs(forged, expected, xs, what=lambda x: "f(x)")

@@ -47,3 +47,51 @@ def test_returns_when_a_watched_descriptor_is_readable_while_the_child_runs():
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+def test_without_a_pidfd_a_deadline_already_past_is_no_error(monkeypatch):
+    """The fallback polls: a caller whose deadline has passed (it drained output past it) gets
+    its turn back, not a ValueError from a negative timeout."""
+    monkeypatch.delattr(os, "pidfd_open")
+    pid = os.fork()
+    if pid == 0:
+        signal.pause()
+        os._exit(0)
+    try:
+        linux.wait_for_exit(pid, -1.0)
+        linux.wait_for_exit(pid, -1.0, also=(0,))
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+CLOSE_WITH_A_WORKER_NOT_REAPED = """
+import os, signal, sys, time
+from grader.sandbox import confine, linux
+confine.init_command()
+linux.unshare(linux.CLONE_NEWPID, "unshare(pid)")
+box = confine.Box.__new__(confine.Box)
+box.init = confine._start_init()
+worker = os.fork()  # in the namespace; its supervisor (this process) has not reaped it
+if worker == 0:
+    signal.pause()
+    os._exit(0)
+box.close()
+print("init ended:", box.init.poll() is not None)
+"""
+
+
+def test_closing_a_box_reaps_what_its_workers_left_so_that_init_ends():
+    """The kernel lets a namespace's init end only once every process of it is reaped, workers
+    included, whose parent is the supervisor: Box.close reaps them while it waits for init."""
+    from project_tests.adversarial.grader_runs import require_isolation
+
+    require_isolation()
+    import subprocess
+
+    from project_tests.helpers import ROOT
+
+    proc = subprocess.run([sys.executable, "-c", CLOSE_WITH_A_WORKER_NOT_REAPED], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "init ended: True" in proc.stdout

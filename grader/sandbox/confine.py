@@ -124,7 +124,10 @@ class Box:
         self.init.kill()  # the kernel kills every process of the namespace
         end = time.monotonic() + 5
         while self.init.poll() is None and time.monotonic() < end:
-            linux.wait_for_exit(self.init.pid, end - time.monotonic())
+            # A worker not reaped yet (one that outlived finish, or after an error) keeps the
+            # namespace's init from ending: reap whatever has ended, then wait for init.
+            _reap_ended()
+            linux.wait_for_exit(self.init.pid, min(end - time.monotonic(), 0.005))
 
 
 def _start_init() -> subprocess.Popen:
@@ -190,6 +193,17 @@ def _children() -> list[int]:
         except (OSError, ValueError, IndexError):
             continue
     return children
+
+
+def _reap_ended() -> None:
+    """Reap every child that has ended, without waiting for the others."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _reap_any(deadline: float) -> None:

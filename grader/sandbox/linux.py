@@ -151,7 +151,7 @@ def wait_for_exit(pid: int, seconds: float, also: tuple[int, ...] = ()) -> None:
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):  # an older kernel, or a pid already gone
-        select.select(list(also), [], [], min(seconds, 0.005))
+        select.select(list(also), [], [], max(0.0, min(seconds, 0.005)))
         return
     try:
         select.select([pidfd, *also], [], [], max(seconds, 0))

@@ -39,7 +39,7 @@ class WireError(ValueError):
 
 def encode_tensor(t) -> dict:
     """Encode an exact ``torch.Tensor`` (the caller checks the type) as plain data."""
-    t = t.detach().cpu().contiguous()
+    t = t.detach().cpu().resolve_neg().contiguous()  # a negative view (torch._neg_view) as its values
     name = str(t.dtype).removeprefix("torch.")
     if name not in DTYPES:
         raise TypeError(f"tensors of dtype {t.dtype} cannot be graded")

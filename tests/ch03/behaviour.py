@@ -74,6 +74,9 @@ def check_outputs(outs, expected, xs, *, what):
 
     ``expected`` holds the reference's outputs on ``xs``; ``what(x)`` says what was run.
     """
+    count = len(outs) if isinstance(outs, list) else None
+    require(count == len(xs), f"{len(xs)} output(s) expected, {count if count is not None else 'no list'} came back",
+            what=what(xs[0]))
     for x, out, reference_out in zip(xs, outs, expected):
         close(out, reference_out, what=what(x))
 
