@@ -97,32 +97,28 @@ def forward_cases(name: str, expected, x_other, x_lengths) -> list:
             for case, seed, d_in, d_out, xs, what in cases]
 
 
-def check_recovered_weights(out, context, values, weights, *, name):
-    """The attention weights of ``name(5, 6)`` (seed 5) on 5 tokens of size 5, recovered from the
-    student's output, then the output itself.
+def check_recovered_weights(out, context, values, weights, *, what, call):
+    """The attention weights recovered from the student's output, then the output itself.
 
     With as many tokens as value dimensions, ``values`` (the student's, in double precision, as a
-    function of what is checked, called once the output's shape is known to be right) has full rank,
-    so ``out @ pinv(values)`` gives back the attention weights the student's module used; they are
-    compared with the reference's ``weights`` as a grid. ``context`` is the reference's output.
+    function of no arguments, called once the output's shape is known to be right) has full rank, so
+    ``out @ pinv(values)`` gives back the attention weights the student's module used; they are
+    compared with the reference's ``weights`` as a grid. ``context`` is the reference's output
+    and ``call`` says how it was computed.
     """
-    what = f"attention weights of {name}(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
-    call = f"{name}(5, 6) on 5 tokens of size 5 (seed 5)"
     if not (isinstance(out, torch.Tensor) and out.shape == context.shape):
         close(out, context, what=call)
-    recovered = (out.double() @ torch.linalg.pinv(values(what))).float()
+    recovered = (out.double() @ torch.linalg.pinv(values())).float()
     close(recovered, weights, what=what, grid=True)
     close(out, context, what=call)
 
 
-def check_gradients(probed, names, *, name, uses, reaches, missing_what=""):
-    """Gradients from ``(output ** 2).sum().backward()`` of ``name(3, 2)`` reach each of ``names``
-    and every parameter.
+def check_gradients(probed, names, *, what, uses, reaches, missing_what=""):
+    """Gradients from ``(output ** 2).sum().backward()`` reach each of ``names`` and every parameter.
 
     ``uses`` is the hint when the output depends on no trainable parameter, ``reaches`` the hint
     when one of ``names`` got no gradient (``missing_what`` is put before its name in the message).
     """
-    what = f"which parameters of {name}(3, 2) receive a gradient from (output ** 2).sum().backward()"
     require(probed["output_requires_grad"], "the output does not depend on any trainable parameter", what=what,
             hint=uses)
     missing = [name for name in names if not probed["attributes"][name]]

@@ -121,14 +121,17 @@ def test_parameters_created_in_order(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
 def test_attention_weights_rows_sum_to_one(probed):
-    values = lambda what: X_SQUARE.double() @ matrices(probed["params"], 5, 6, what)[2].double()  # noqa: E731
-    check_recovered_weights(probed["outs"][0], SQUARE, values, SQUARE_WEIGHTS, name="SelfAttention_v1")
+    what = "attention weights of SelfAttention_v1(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
+    check_recovered_weights(
+        probed["outs"][0], SQUARE,
+        lambda: X_SQUARE.double() @ matrices(probed["params"], 5, 6, what)[2].double(),
+        SQUARE_WEIGHTS, what=what, call="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
 def test_gradients_reach_every_parameter(probed):
     check_gradients(
-        probed, ORDER, name="SelfAttention_v1",
+        probed, ORDER, what="which parameters of SelfAttention_v1(3, 2) receive a gradient from (output ** 2).sum().backward()",
         uses="Compute the output from self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
         reaches="Each matrix must be an nn.Parameter that forward uses directly (not through .detach() or .data).")

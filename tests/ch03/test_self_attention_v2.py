@@ -143,17 +143,18 @@ def test_forward_other(probed, outputs, xs, what):
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
 def test_attention_weights_rows_sum_to_one(probed):
-    def values(what):  # x @ W_value.weight.T, from the student's layer
-        return X_SQUARE.double() @ linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"].double().T
-
-    check_recovered_weights(probed["outs"][0], SQUARE, values, SQUARE_WEIGHTS, name="SelfAttention_v2")
+    what = "attention weights of SelfAttention_v2(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
+    check_recovered_weights(
+        probed["outs"][0], SQUARE,
+        lambda: X_SQUARE.double() @ linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"].double().T,
+        SQUARE_WEIGHTS, what=what, call="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
 def test_gradients_reach_every_parameter(probed):
     check_gradients(
-        probed, ORDER, name="SelfAttention_v2",
+        probed, ORDER, what="which parameters of SelfAttention_v2(3, 2) receive a gradient from (output ** 2).sum().backward()",
         uses="Compute the output with self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
         reaches="Apply each nn.Linear layer to x in forward (not through .detach() or .data): queries, keys and values all need it.",
         missing_what="the weight of ")
