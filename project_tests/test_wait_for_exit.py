@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 
 import pytest
 
 from grader.sandbox import linux
+from project_tests.adversarial.grader_runs import require_isolation
+from project_tests.helpers import ROOT
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox runs on Linux"),
               pytest.mark.timeout(120)]
@@ -84,13 +87,7 @@ print("init ended:", box.init.poll() is not None)
 def test_closing_a_box_reaps_what_its_workers_left_so_that_init_ends():
     """The kernel lets a namespace's init end only once every process of it is reaped, workers
     included, whose parent is the supervisor: Box.close reaps them while it waits for init."""
-    from project_tests.adversarial.grader_runs import require_isolation
-
     require_isolation()
-    import subprocess
-
-    from project_tests.helpers import ROOT
-
     proc = subprocess.run([sys.executable, "-c", CLOSE_WITH_A_WORKER_NOT_REAPED], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]

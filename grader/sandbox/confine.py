@@ -195,25 +195,21 @@ def _children() -> list[int]:
     return children
 
 
-def _reap_ended() -> None:
-    """Reap every child that has ended, without waiting for the others."""
+def _reap_ended() -> bool:
+    """Reap every child that has ended, without waiting for the others; True when none is left."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return True
         if pid == 0:
-            return
+            return False
 
 
 def _reap_any(deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            time.sleep(0.005)
+    """Reap children as they end, until none is left or ``deadline`` has passed."""
+    while not _reap_ended() and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def probe() -> str:
