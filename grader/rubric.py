@@ -18,8 +18,11 @@ A parametrized test is worth its points once per case, and its cases are listed 
 (``@pytest.mark.parametrize("x", [a, b, c])``: three cases, each worth the points; or
 ``CASES = [a, b, c]`` at module level and ``@pytest.mark.parametrize("x", CASES)``), so the
 rubric counts them too; cases made by a function (a table two exercises' tests share) are
-counted in the points marker, ``@pytest.mark.points(1, cases=3)``. The points and the cases are
-read from ``test_<exercise>.py`` with :mod:`ast` (nothing is imported), so the rubric, and every
+counted in the points marker, ``@pytest.mark.points(1, cases=3)``. Tests that two exercises
+share are written once, in a module of the suite folder, and each test file takes them by
+assignment (``test_forward_other = both_versions.test_forward_other``): pytest collects them
+there, and the rubric reads their points from that module. The points and the cases are read
+from ``test_<exercise>.py`` with :mod:`ast` (nothing is imported), so the rubric, and every
 total, is known without running pytest; the grading plugin checks at collection that every test
 carries its points and runs as many cases as were counted. The exercise names are the module stems, the same in
 solutions/, exercises/ and tests/.
@@ -126,20 +129,12 @@ def dependencies(name: str, declared: dict[str, tuple[str, ...]], path: Path) ->
 
 def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
     """``({test function: points of each case}, {parametrized test function: its cases})``, read
-    from the ``@pytest.mark.points(N)`` and ``@pytest.mark.parametrize`` decorators of a test file."""
-    try:
-        tree = ast.parse(test_file.read_text(), filename=str(test_file))
-    except FileNotFoundError:
-        raise RubricError(f"no tests at {test_file}") from None
-    except SyntaxError as exc:
-        raise RubricError(f"{test_file}: {exc}") from None
+    from the ``@pytest.mark.points(N)`` and ``@pytest.mark.parametrize`` decorators of a test file
+    and of the shared tests it takes (``test_x = shared.test_x``, ``shared.py`` beside it)."""
+    tree = parsed(test_file)
     points, cases = {}, {}
-    lists = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)  # CASES = [...]
-             for target in node.targets if isinstance(target, ast.Name)}
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
-            continue
-        for decorator in node.decorator_list:
+    for name, function, lists, where in test_functions(tree, test_file):
+        for decorator in function.decorator_list:
             if ast.unparse(getattr(decorator, "func", decorator)) != "pytest.mark.points":
                 continue
             value = decorator.args[0] if isinstance(decorator, ast.Call) and len(decorator.args) == 1 else None
@@ -148,15 +143,56 @@ def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
                         for k in getattr(decorator, "keywords", [])}
             if (type(number) not in (int, float) or not number > 0 or set(declared) - {"cases"}
                     or ("cases" in declared and (type(declared["cases"]) is not int or declared["cases"] < 1))):
-                raise RubricError(f"{test_file}:{decorator.lineno}: {node.name}: points should be one positive "
+                raise RubricError(f"{where}:{decorator.lineno}: {function.name}: points should be one positive "
                                   f"number, as in @pytest.mark.points(1) (or @pytest.mark.points(1, cases=3))")
-            points[node.name] = float(number)
-            count = declared["cases"] if "cases" in declared else case_count(node, lists, test_file)
+            points[name] = float(number)
+            count = declared["cases"] if "cases" in declared else case_count(function, lists, where)
+            cases.pop(name, None)  # a later test of the same name replaces an earlier one, as in pytest
             if count != 1:
-                cases[node.name] = count
+                cases[name] = count
     if not points:
         raise RubricError(f"{test_file}: no test carries @pytest.mark.points(N)")
     return points, cases
+
+
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of a suite's file; a missing or broken file is the rubric's error."""
+    try:
+        return ast.parse(path.read_text(), filename=str(path))
+    except FileNotFoundError:
+        raise RubricError(f"no tests at {path}") from None
+    except SyntaxError as exc:
+        raise RubricError(f"{path}: {exc}") from None
+
+
+def test_functions(tree: ast.Module, test_file: Path):
+    """Each test of a test file, in order: ``(its name there, its function's syntax tree, the
+    module-level lists of the file that defines it, that file)``. A test defined in the file is
+    its own function; one taken by assignment, ``test_x = shared.test_y``, is ``test_y`` of
+    ``shared.py`` in the same folder."""
+    lists = module_lists(tree)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            yield node.name, node, lists, test_file
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and node.targets[0].id.startswith("test")):
+            name, value = node.targets[0].id, node.value
+            shared = test_file.parent / f"{value.value.id}.py" if (
+                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)) else None
+            if shared is None or not shared.is_file():
+                raise RubricError(f"{test_file}:{node.lineno}: {name}: take a shared test from a module of this "
+                                  f"folder, as in {name} = shared.{name}")
+            shared_tree = parsed(shared)
+            function = next((f for f in shared_tree.body if isinstance(f, ast.FunctionDef) and f.name == value.attr), None)
+            if function is None:
+                raise RubricError(f"{test_file}:{node.lineno}: {name}: {shared.name} defines no test {value.attr}")
+            yield name, function, module_lists(shared_tree), shared
+
+
+def module_lists(tree: ast.Module) -> dict[str, ast.expr]:
+    """What each module-level name is assigned (``CASES = [...]``), for parametrize to name."""
+    return {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Name)}
 
 
 def case_count(test: ast.FunctionDef, lists: dict[str, ast.expr], test_file: Path) -> int:

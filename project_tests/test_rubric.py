@@ -98,3 +98,31 @@ def test_cases_made_by_a_function_are_counted_in_the_points_marker(tmp_path):
     (suite / "test_a.py").write_text(made)
     exercise = load(suite, "x").exercise("a")
     assert exercise.cases_of("test_a") == 6 and exercise.max_score == 13.0
+
+
+def test_a_test_taken_from_a_shared_module_counts_with_that_modules_points_and_cases(tmp_path):
+    suite = write(tmp_path, "[exercises.a]\n[exercises.b]\n")
+    (suite / "shared.py").write_text(CASES)
+    for stem in ("a", "b"):
+        (suite / f"test_{stem}.py").write_text(TESTS.format(points=1) + "\n\nimport shared\n\ntest_a = shared.test_a\n"
+                                                "test_other = shared.test_b\n")
+    rubric = load(suite, "x")
+    for stem in ("a", "b"):  # the file's own test_a is replaced by the shared one, as pytest would collect it
+        assert rubric.exercise(stem).points == {"test_a": 2.0, "test_other": 1.0}
+        assert rubric.exercise(stem).cases_of("test_a") == 6 and rubric.exercise(stem).max_score == 13.0
+    (suite / "test_a.py").write_text("import shared\n\ntest_a = shared.test_a\n\n\n" + TESTS.format(points=1))
+    assert load(suite, "x").exercise("a").points == {"test_a": 1.0}  # and the other way round
+    assert load(suite, "x").exercise("a").cases_of("test_a") == 1
+
+
+@pytest.mark.parametrize("taken, message", [
+    ("test_c = missing.test_a", "take a shared test from a module of this folder"),
+    ("test_c = shared.test_z", "shared.py defines no test test_z"),
+    ("test_c = lambda: None", "take a shared test from a module of this folder"),
+])
+def test_a_shared_test_the_rubric_cannot_find_is_refused(tmp_path, taken, message):
+    suite = write(tmp_path, "[exercises.a]\n")
+    (suite / "shared.py").write_text(CASES)
+    (suite / "test_a.py").write_text(TESTS.format(points=1) + f"\n\n{taken}\n")
+    with pytest.raises(RubricError, match=rf"test_a.py:\d+: test_c: {message}"):
+        load(suite, "x")

@@ -1,10 +1,8 @@
 """Reference computations and checks of behaviour shared by the ch03 tests (trusted side)."""
 
-import pytest
 import torch
 
 from grader.comparisons import close, require, visibly_wrong_weights
-from textbook import INPUTS
 
 INF = float("inf")
 MASK_BUFFER = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"
@@ -79,54 +77,6 @@ def check_outputs(outs, expected, xs, *, what):
             what=what(xs[0]))
     for x, out, reference_out in zip(xs, outs, expected):
         close(out, reference_out, what=what(x))
-
-
-def forward_cases(name: str, expected, x_other, x_lengths) -> list:
-    """The forward checks SelfAttention_v1 and SelfAttention_v2 share, as the cases of one test:
-    ``name`` (the class) built after another seed, for other sizes and on other lengths. Each case:
-    the reference's outputs (``expected(seed, d_in, d_out, x)``, computed here, when the suite is
-    collected), the inputs, and what was run (a function of the input); three cases
-    (``@pytest.mark.points(1, cases=3)``)."""
-    cases = [
-        ("other_seed", 7, 3, 2, [INPUTS], lambda x: f"torch.manual_seed(7); {name}(3, 2)(inputs)"),
-        ("other_sizes", 11, 5, 4, [x_other], lambda x: f"{name}(5, 4) on 7 tokens of size 5 (seed 11)"),
-        ("other_lengths", 8, 3, 2, x_lengths, lambda x: f"{name}(3, 2) on {x.shape[0]} token(s) (seed 8)"),
-    ]
-    return [pytest.param([expected(seed, d_in, d_out, x) for x in xs], xs, what, id=case,
-                         marks=pytest.mark.probe("forward", seed=seed, d_in=d_in, d_out=d_out, xs=xs))
-            for case, seed, d_in, d_out, xs, what in cases]
-
-
-def check_recovered_weights(out, context, values, weights, *, what, call):
-    """The attention weights recovered from the student's output, then the output itself.
-
-    With as many tokens as value dimensions, ``values`` (the student's, in double precision, as a
-    function of no arguments, called once the output's shape is known to be right) has full rank, so
-    ``out @ pinv(values)`` gives back the attention weights the student's module used; they are
-    compared with the reference's ``weights`` as a grid. ``context`` is the reference's output
-    and ``call`` says how it was computed.
-    """
-    if not (isinstance(out, torch.Tensor) and out.shape == context.shape):
-        close(out, context, what=call)
-    recovered = (out.double() @ torch.linalg.pinv(values())).float()
-    close(recovered, weights, what=what, grid=True)
-    close(out, context, what=call)
-
-
-def check_gradients(probed, names, *, what, uses, reaches, missing_what=""):
-    """Gradients from ``(output ** 2).sum().backward()`` reach each of ``names`` and every parameter.
-
-    ``uses`` is the hint when the output depends on no trainable parameter, ``reaches`` the hint
-    when one of ``names`` got no gradient (``missing_what`` is put before its name in the message).
-    """
-    require(probed["output_requires_grad"], "the output does not depend on any trainable parameter", what=what,
-            hint=uses)
-    missing = [name for name in names if not probed["attributes"][name]]
-    require(not missing, f"no gradient reached {missing_what}{', '.join(missing)}", what=what, hint=reaches,
-            expected=str(list(names)), actual=str([n for n in names if n not in missing]))
-    idle = [name for name, reached in probed["parameters"].items() if not reached]
-    require(not idle, f"no gradient reached the parameter(s) {', '.join(idle)}", what=what,
-            hint="Every parameter of the module should take part in forward; create no others.")
 
 
 def check_every_gradient(probed, expected, *, what, layers):

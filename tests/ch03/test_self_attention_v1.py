@@ -3,19 +3,13 @@
 import pytest
 import torch
 
+import both_versions
 import self_attention_v1 as ref
-from behaviour import check_gradients, check_outputs, check_recovered_weights, forward_cases
+from both_versions import ORDER, Version
 from grader.comparisons import close, require
 from textbook import (
-    INPUTS, STEP_ATTN_SCORE_22, STEP_ATTN_SCORES_2, STEP_ATTN_WEIGHTS_2, STEP_CONTEXT_2, STEP_QUERY_2,
-    V1_SEED_123, random_inputs,
+    INPUTS, STEP_ATTN_SCORE_22, STEP_ATTN_SCORES_2, STEP_ATTN_WEIGHTS_2, STEP_CONTEXT_2, STEP_QUERY_2, V1_SEED_123,
 )
-
-ORDER = ("W_query", "W_key", "W_value")
-X_OTHER = random_inputs(21, 7, 5)  # 7 tokens of size 5: not the book's sizes
-X_LONG = random_inputs(22, 9, 3)
-X_SQUARE = random_inputs(23, 5, 5)  # as many tokens as value dimensions: weights recoverable
-X_GRAD = random_inputs(24, 4, 3)
 
 
 def reference(seed, d_in, d_out):
@@ -30,21 +24,6 @@ def attention_weights(module, x):
     with torch.no_grad():
         queries, keys = x @ module.W_query, x @ module.W_key
         return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)  # (num_tokens, num_tokens)
-
-
-def expected(seed, d_in, d_out, x):
-    """What the reference module returns."""
-    with torch.no_grad():
-        return reference(seed, d_in, d_out)(x)
-
-
-X_LENGTHS = [INPUTS[:1], INPUTS[:2], X_LONG]
-# What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
-# grading processes share them), not in every submission's checks.
-IN_ORDER_2024 = torch.stack([getattr(reference(2024, 4, 3), n).data for n in ORDER])
-FORWARD = forward_cases("SelfAttention_v1", expected, X_OTHER, X_LENGTHS)
-SQUARE = expected(5, 5, 6, X_SQUARE)
-SQUARE_WEIGHTS = attention_weights(reference(5, 5, 6), X_SQUARE)
 
 
 def matrices(params, d_in, d_out, what):
@@ -64,6 +43,16 @@ def matrices(params, d_in, d_out, what):
                 expected=f"({d_in}, {d_out})", actual=str(tuple(shape)))
         values.append(info["value"])
     return values
+
+
+# What the checks both versions share (both_versions.py) need of this one; the reference's values are
+# computed here, when the suite is collected.
+VERSION = Version(
+    name="SelfAttention_v1", stored_what="W_query, W_key, W_value",
+    uses="Compute the output from self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
+    reaches="Each matrix must be an nn.Parameter that forward uses directly (not through .detach() or .data).",
+    reference=reference, stored=lambda module: [getattr(module, n) for n in ORDER], read=matrices,
+    value_matrix=lambda w: w, weights_of=attention_weights)
 
 
 @pytest.mark.points(2)
@@ -104,34 +93,10 @@ def test_parameters_are_nn_parameters(probed):
             expected=str(list(ORDER)), actual=str(named))
 
 
-@pytest.mark.points(1, cases=3)
-@pytest.mark.parametrize("outputs, xs, what", FORWARD)
-def test_forward_other(probed, outputs, xs, what):
-    check_outputs(probed["outs"], outputs, xs, what=what)
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=2024, d_in=4, d_out=3, xs=[])
-def test_parameters_created_in_order(probed):
-    what = "W_query, W_key, W_value of SelfAttention_v1(4, 3) after torch.manual_seed(2024)"
-    values = torch.stack(matrices(probed["params"], 4, 3, what))
-    close(values, IN_ORDER_2024, what=what + " (stacked)")
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
-def test_attention_weights_rows_sum_to_one(probed):
-    what = "attention weights of SelfAttention_v1(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
-    check_recovered_weights(
-        probed["outs"][0], SQUARE,
-        lambda: X_SQUARE.double() @ matrices(probed["params"], 5, 6, what)[2].double(),
-        SQUARE_WEIGHTS, what=what, call="SelfAttention_v1(5, 6) on 5 tokens of size 5 (seed 5)")
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
-def test_gradients_reach_every_parameter(probed):
-    check_gradients(
-        probed, ORDER, what="which parameters of SelfAttention_v1(3, 2) receive a gradient from (output ** 2).sum().backward()",
-        uses="Compute the output from self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
-        reaches="Each matrix must be an nn.Parameter that forward uses directly (not through .detach() or .data).")
+# The checks both versions share, collected here, in this order, as tests of this exercise, and
+# the fixture they read this suite's VERSION with.
+version = both_versions.version
+test_forward_other = both_versions.test_forward_other
+test_parameters_created_in_order = both_versions.test_parameters_created_in_order
+test_attention_weights_rows_sum_to_one = both_versions.test_attention_weights_rows_sum_to_one
+test_gradients_reach_every_parameter = both_versions.test_gradients_reach_every_parameter

@@ -3,17 +3,13 @@
 import pytest
 import torch
 
+import both_versions
 import self_attention_v2 as ref
-from behaviour import check_gradients, check_outputs, check_recovered_weights, forward_cases
+from both_versions import ORDER, Version
 from grader.comparisons import close, require
 from textbook import INPUTS, V2_SEED_789, V2_WEIGHTS_ROW_1, random_inputs
 
-ORDER = ("W_query", "W_key", "W_value")
-X_OTHER = random_inputs(31, 7, 5)  # 7 tokens of size 5: not the book's sizes
-X_LONG = random_inputs(32, 9, 3)
-X_SQUARE = random_inputs(33, 5, 5)  # as many tokens as value dimensions: weights recoverable
 X_BIAS = random_inputs(34, 4, 3)
-X_GRAD = random_inputs(35, 4, 3)
 
 BIAS_HINT = "Pass bias=qkv_bias to each of the three nn.Linear layers."
 
@@ -42,16 +38,11 @@ def projections(module, x):
         return {"queries": module.W_query(x), "keys": module.W_key(x)}
 
 
-X_LENGTHS = [INPUTS[:1], INPUTS[:2], X_LONG]
 # What the reference gives on the checks' inputs: computed once, when the suite is collected (a batch's
 # grading processes share them), not in every submission's checks.
 TEXTBOOK_PROJECTIONS = projections(reference(789, 3, 2), INPUTS)
 TEXTBOOK_WEIGHTS = weights_of(**TEXTBOOK_PROJECTIONS)
 WITH_BIAS = expected(3, 3, 2, X_BIAS, qkv_bias=True)
-IN_ORDER_2024 = torch.stack([getattr(reference(2024, 4, 3), n).weight.detach() for n in ORDER])
-FORWARD = forward_cases("SelfAttention_v2", expected, X_OTHER, X_LENGTHS)
-SQUARE = expected(5, 5, 6, X_SQUARE)
-SQUARE_WEIGHTS = weights_of(**projections(reference(5, 5, 6), X_SQUARE))
 
 
 def linear_layers(params, d_in, d_out, bias, what):
@@ -80,6 +71,22 @@ def linear_layers(params, d_in, d_out, bias, what):
 def named(params):
     """The names of the module's registered parameters."""
     return [name for name, _ in params["named"]]
+
+
+def layer_weights(params, d_in, d_out, what):
+    """The weights of the student's three layers, after checking they are nn.Linear(d_in, d_out) without bias."""
+    layers = linear_layers(params, d_in, d_out, False, what)
+    return [layers[name]["weight"] for name in ORDER]
+
+
+# What the checks both versions share (both_versions.py) need of this one; the reference's values are
+# computed here, when the suite is collected.
+VERSION = Version(
+    name="SelfAttention_v2", stored_what="the weights of W_query, W_key, W_value", missing_what="the weight of ",
+    uses="Compute the output with self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
+    reaches="Apply each nn.Linear layer to x in forward (not through .detach() or .data): queries, keys and values all need it.",
+    reference=reference, stored=lambda module: [getattr(module, n).weight for n in ORDER], read=layer_weights,
+    value_matrix=lambda weight: weight.T, weights_of=lambda module, x: weights_of(**projections(module, x)))
 
 
 @pytest.mark.points(2)
@@ -125,36 +132,10 @@ def test_qkv_bias(probed):
     close(probed["outs"][0], WITH_BIAS, what=what + " on 4 tokens (seed 3)")
 
 
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=2024, d_in=4, d_out=3, xs=[])
-def test_parameters_created_in_order(probed):
-    what = "the weights of W_query, W_key, W_value of SelfAttention_v2(4, 3) after torch.manual_seed(2024)"
-    layers = linear_layers(probed["params"], 4, 3, False, what)
-    weights = torch.stack([layers[n]["weight"] for n in ORDER])
-    close(weights, IN_ORDER_2024, what=what + " (stacked)")
-
-
-@pytest.mark.points(1, cases=3)
-@pytest.mark.parametrize("outputs, xs, what", FORWARD)
-def test_forward_other(probed, outputs, xs, what):
-    check_outputs(probed["outs"], outputs, xs, what=what)
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("forward", seed=5, d_in=5, d_out=6, xs=[X_SQUARE])
-def test_attention_weights_rows_sum_to_one(probed):
-    what = "attention weights of SelfAttention_v2(5, 6) on 5 tokens, recovered from your output (output = weights @ values)"
-    check_recovered_weights(
-        probed["outs"][0], SQUARE,
-        lambda: X_SQUARE.double() @ linear_layers(probed["params"], 5, 6, False, what)["W_value"]["weight"].double().T,
-        SQUARE_WEIGHTS, what=what, call="SelfAttention_v2(5, 6) on 5 tokens of size 5 (seed 5)")
-
-
-@pytest.mark.points(1)
-@pytest.mark.probe("gradients", seed=3, d_in=3, d_out=2, x=X_GRAD)
-def test_gradients_reach_every_parameter(probed):
-    check_gradients(
-        probed, ORDER, what="which parameters of SelfAttention_v2(3, 2) receive a gradient from (output ** 2).sum().backward()",
-        uses="Compute the output with self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
-        reaches="Apply each nn.Linear layer to x in forward (not through .detach() or .data): queries, keys and values all need it.",
-        missing_what="the weight of ")
+# The checks both versions share, collected here, in this order, as tests of this exercise, and
+# the fixture they read this suite's VERSION with.
+version = both_versions.version
+test_forward_other = both_versions.test_forward_other
+test_parameters_created_in_order = both_versions.test_parameters_created_in_order
+test_attention_weights_rows_sum_to_one = both_versions.test_attention_weights_rows_sum_to_one
+test_gradients_reach_every_parameter = both_versions.test_gradients_reach_every_parameter
