@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -169,8 +170,23 @@ def _sources(overrides):
     return sources
 
 
+def symlinked(root: Path) -> Path:
+    """``root`` with simple_attention.py a symbolic link to the reference solution."""
+    (root / "exercises" / "ch03" / "simple_attention.py").symlink_to(ROOT / "solutions" / "ch03" / "simple_attention.py")
+    return root
+
+
+def configured(root: Path) -> Path:
+    """``root`` with files that try to configure pytest or shadow torch."""
+    (root / "conftest.py").write_text("raise SystemExit('conftest ran')\n")
+    (root / "pytest.ini").write_text("[pytest]\naddopts = -x\n")
+    (root / "exercises" / "ch03" / "torch.py").write_text("raise ImportError('shadow')\n")
+    return root
+
+
 @pytest.fixture(scope="module")
 def broken_reports(tmp_path_factory):
+    """Every broken submission of BROKEN, and the two below, graded in one run (as in a batch)."""
     base = tmp_path_factory.mktemp("broken")
     roots = {}
     for name, (overrides, *_rest) in BROKEN.items():
@@ -179,6 +195,8 @@ def broken_reports(tmp_path_factory):
             roots[name].mkdir()
         else:
             roots[name] = make_submission(base / name, "ch03", _sources(overrides))
+    roots["symlink"] = symlinked(make_submission(base / "symlink", "ch03", {"simple_attention": None}))
+    roots["configured"] = configured(make_submission(base / "configured", "ch03"))
     reports = grade_many(list(roots.values()), "ch03", "--probe-timeout", "1")
     return {name: reports[root] for name, root in roots.items()}
 
@@ -217,21 +235,15 @@ def test_student_output_is_captured_and_truncated(tmp_path):
     assert "x" * 2001 not in proc.stdout
 
 
-def test_a_symbolic_link_is_refused_and_flagged(tmp_path):
-    root = make_submission(tmp_path / "s", "ch03", {"simple_attention": None})
-    (root / "exercises" / "ch03" / "simple_attention.py").symlink_to(ROOT / "solutions" / "ch03" / "simple_attention.py")
-    proc, report = grade_cli(root, "ch03")
+def test_a_symbolic_link_is_refused_and_flagged(broken_reports):
+    report = broken_reports["symlink"]
     ex = exercise(report, "simple_attention")
     assert ex["score"] == 0 and "symbolic link" in ex["message"]
     assert any("symbolic link" in flag for flag in report["flags"])
 
 
-def test_configuration_files_are_flagged_and_ignored(tmp_path):
-    root = make_submission(tmp_path / "s", "ch03")
-    (root / "conftest.py").write_text("raise SystemExit('conftest ran')\n")
-    (root / "pytest.ini").write_text("[pytest]\naddopts = -x\n")
-    (root / "exercises" / "ch03" / "torch.py").write_text("raise ImportError('shadow')\n")
-    proc, report = grade_cli(root, "ch03")
+def test_configuration_files_are_flagged_and_ignored(broken_reports):
+    report = broken_reports["configured"]
     assert report["score"] == report["max_score"]
     flagged = " ".join(report["flags"])
     assert "conftest.py" in flagged and "pytest.ini" in flagged and "torch.py" in flagged
