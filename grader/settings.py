@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,6 @@ class Settings:
     # batch: a check whose probe gave a value it already passed on for an earlier student passes
     # again without running (grader.passes); off, every check runs for every student.
     reuse_passes: bool = True
-    extra: dict = field(default_factory=dict)
 
     def sandbox_limits(self) -> dict:
         """The limits every sandbox plan carries (read by ``grader.sandbox``), as plain data."""
