@@ -19,8 +19,9 @@ A parametrized test is worth its points once per case, and its cases are listed 
 ``CASES = [a, b, c]`` at module level and ``@pytest.mark.parametrize("x", CASES)``), so the
 rubric counts them too; cases made by a function (a table two exercises' tests share) are
 counted in the points marker, ``@pytest.mark.points(1, cases=3)``. Tests that two exercises
-share are written once, in a module of the suite folder, and each test file takes them by
-assignment (``test_forward_other = both_versions.test_forward_other``): pytest collects them
+share are written once, in a module of the suite folder, and each test file takes them, by
+assignment (``test_forward_other = both_versions.test_forward_other``, where it should stand in
+the file's order) or by ``from both_versions import test_forward_other``: pytest collects them
 there, and the rubric reads their points from that module. The points and the cases are read
 from ``test_<exercise>.py`` with :mod:`ast` (nothing is imported), so the rubric, and every
 total, is known without running pytest; the grading plugin checks at collection that every test
@@ -130,11 +131,12 @@ def dependencies(name: str, declared: dict[str, tuple[str, ...]], path: Path) ->
 def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
     """``({test function: points of each case}, {parametrized test function: its cases})``, read
     from the ``@pytest.mark.points(N)`` and ``@pytest.mark.parametrize`` decorators of a test file
-    and of the shared tests it takes (``test_x = shared.test_x``, ``shared.py`` beside it)."""
-    tree = parsed(test_file)
+    and of the shared tests it takes from a module beside it (see :func:`suite_tests`)."""
     points, cases = {}, {}
-    for name, function, lists, where in test_functions(tree, test_file):
-        for decorator in function.decorator_list:
+    for name, function, lists, where in suite_tests(test_file):
+        points.pop(name, None)  # a later binding of a name replaces the earlier one, as in pytest
+        cases.pop(name, None)
+        for decorator in function.decorator_list if function else ():
             if ast.unparse(getattr(decorator, "func", decorator)) != "pytest.mark.points":
                 continue
             value = decorator.args[0] if isinstance(decorator, ast.Call) and len(decorator.args) == 1 else None
@@ -147,7 +149,6 @@ def tests_of(test_file: Path) -> tuple[dict[str, float], dict[str, int]]:
                                   f"number, as in @pytest.mark.points(1) (or @pytest.mark.points(1, cases=3))")
             points[name] = float(number)
             count = declared["cases"] if "cases" in declared else case_count(function, lists, where)
-            cases.pop(name, None)  # a later test of the same name replaces an earlier one, as in pytest
             if count != 1:
                 cases[name] = count
     if not points:
@@ -165,28 +166,47 @@ def parsed(path: Path) -> ast.Module:
         raise RubricError(f"{path}: {exc}") from None
 
 
-def test_functions(tree: ast.Module, test_file: Path):
-    """Each test of a test file, in order: ``(its name there, its function's syntax tree, the
-    module-level lists of the file that defines it, that file)``. A test defined in the file is
-    its own function; one taken by assignment, ``test_x = shared.test_y``, is ``test_y`` of
-    ``shared.py`` in the same folder."""
+def suite_tests(test_file: Path):
+    """Each module-level binding of a ``test*`` name in a test file, in order, as
+    ``(the name, the function's syntax tree or None, the module-level lists of the file that
+    defines it, that file)``. A test defined in the file is its own function. A test taken from a
+    module of the same folder, ``shared.py``, by ``from shared import test_x`` or by
+    ``test_x = shared.test_x`` (after ``import shared``, or ``import shared as s``), is the last
+    ``test_x`` that module defines. Any other binding (data, say) gives None: no test the rubric
+    counts, as pytest collects no test from it."""
+    tree, folder, modules, trees = parsed(test_file), test_file.parent, {}, {}
+
+    def shared(module: str, attribute: str, name: str, line: int):
+        path = folder / f"{module}.py"
+        if not path.is_file():
+            raise RubricError(f"{test_file}:{line}: {name}: take shared tests from a module of this folder, "
+                              f"not from {module}")
+        tree = trees[module] = trees.get(module) or parsed(path)
+        functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}  # the last of a name
+        if attribute not in functions:
+            raise RubricError(f"{test_file}:{line}: {name}: {path.name} defines no test {attribute}")
+        return name, functions[attribute], module_lists(tree), path
+
     lists = module_lists(tree)
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+        if isinstance(node, ast.Import):
+            modules.update({alias.asname or alias.name: alias.name for alias in node.names if "." not in alias.name})
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name).startswith("test"):
+                    yield shared(node.module or "", alias.name, alias.asname or alias.name, node.lineno)
+        elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
             yield node.name, node, lists, test_file
-        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-              and node.targets[0].id.startswith("test")):
-            name, value = node.targets[0].id, node.value
-            shared = test_file.parent / f"{value.value.id}.py" if (
-                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)) else None
-            if shared is None or not shared.is_file():
-                raise RubricError(f"{test_file}:{node.lineno}: {name}: take a shared test from a module of this "
-                                  f"folder, as in {name} = shared.{name}")
-            shared_tree = parsed(shared)
-            function = next((f for f in shared_tree.body if isinstance(f, ast.FunctionDef) and f.name == value.attr), None)
-            if function is None:
-                raise RubricError(f"{test_file}:{node.lineno}: {name}: {shared.name} defines no test {value.attr}")
-            yield name, function, module_lists(shared_tree), shared
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if not (isinstance(target, ast.Name) and target.id.startswith("test")):
+                    continue
+                value = node.value
+                if (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+                        and value.value.id in modules):
+                    yield shared(modules[value.value.id], value.attr, target.id, node.lineno)
+                else:
+                    yield target.id, None, lists, test_file
 
 
 def module_lists(tree: ast.Module) -> dict[str, ast.expr]:

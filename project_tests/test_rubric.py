@@ -100,25 +100,38 @@ def test_cases_made_by_a_function_are_counted_in_the_points_marker(tmp_path):
     assert exercise.cases_of("test_a") == 6 and exercise.max_score == 13.0
 
 
-def test_a_test_taken_from_a_shared_module_counts_with_that_modules_points_and_cases(tmp_path):
+@pytest.mark.parametrize("taking", [
+    "import shared\n\ntest_a = shared.test_a\ntest_other = shared.test_b\n",
+    "import shared as s\n\ntest_a = s.test_a\ntest_other = s.test_b\n",
+    "from shared import test_a, test_b as test_other\n",
+], ids=["assigned", "aliased", "imported"])
+def test_a_test_taken_from_a_shared_module_counts_with_that_modules_points_and_cases(tmp_path, taking):
     suite = write(tmp_path, "[exercises.a]\n[exercises.b]\n")
-    (suite / "shared.py").write_text(CASES)
-    for stem in ("a", "b"):
-        (suite / f"test_{stem}.py").write_text(TESTS.format(points=1) + "\n\nimport shared\n\ntest_a = shared.test_a\n"
-                                                "test_other = shared.test_b\n")
-    rubric = load(suite, "x")
+    (suite / "shared.py").write_text(CASES + "\n\n@pytest.mark.points(5)\ndef test_b():\n    pass\n")  # the last test_b counts
     for stem in ("a", "b"):  # the file's own test_a is replaced by the shared one, as pytest would collect it
-        assert rubric.exercise(stem).points == {"test_a": 2.0, "test_other": 1.0}
-        assert rubric.exercise(stem).cases_of("test_a") == 6 and rubric.exercise(stem).max_score == 13.0
-    (suite / "test_a.py").write_text("import shared\n\ntest_a = shared.test_a\n\n\n" + TESTS.format(points=1))
-    assert load(suite, "x").exercise("a").points == {"test_a": 1.0}  # and the other way round
+        (suite / f"test_{stem}.py").write_text(TESTS.format(points=1) + "\n\n" + taking)
+    rubric = load(suite, "x")
+    for stem in ("a", "b"):
+        assert rubric.exercise(stem).points == {"test_a": 2.0, "test_other": 5.0}
+        assert rubric.exercise(stem).cases_of("test_a") == 6 and rubric.exercise(stem).max_score == 17.0
+
+
+def test_the_last_binding_of_a_test_name_counts_and_data_named_test_is_no_test(tmp_path):
+    suite = write(tmp_path, "[exercises.a]\n")
+    (suite / "shared.py").write_text(CASES)
+    taken_first = "import shared\n\ntest_a = shared.test_a\n\n\n" + TESTS.format(points=1)
+    (suite / "test_a.py").write_text(taken_first + "\ntest_inputs = [1, 2]\n")
+    assert load(suite, "x").exercise("a").points == {"test_a": 1.0}
     assert load(suite, "x").exercise("a").cases_of("test_a") == 1
+    (suite / "test_a.py").write_text(taken_first + "\n\n@pytest.mark.points(3)\ndef test_c():\n    pass\n\n\n"
+                                     "def test_a():\n    pass\n")  # redefined without points: no longer counted
+    assert load(suite, "x").exercise("a").points == {"test_c": 3.0}
 
 
 @pytest.mark.parametrize("taken, message", [
-    ("test_c = missing.test_a", "take a shared test from a module of this folder"),
-    ("test_c = shared.test_z", "shared.py defines no test test_z"),
-    ("test_c = lambda: None", "take a shared test from a module of this folder"),
+    ("import missing\n\ntest_c = missing.test_a", "take shared tests from a module of this folder, not from missing"),
+    ("from missing import test_c", "take shared tests from a module of this folder, not from missing"),
+    ("import shared\n\ntest_c = shared.test_z", "shared.py defines no test test_z"),
 ])
 def test_a_shared_test_the_rubric_cannot_find_is_refused(tmp_path, taken, message):
     suite = write(tmp_path, "[exercises.a]\n")

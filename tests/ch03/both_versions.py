@@ -9,7 +9,8 @@ in that place of the file, as tests of that exercise with their points. Each sui
 suite is collected, so the reference's outputs are computed then, once, and a batch's grading
 processes share them.
 
-Every probe marker and the text saying what was run are made from the same numbers, here.
+Every probe marker and the text saying what was run are made from the same numbers, here
+(``run``, ``call``).
 """
 
 from __future__ import annotations
@@ -30,15 +31,23 @@ X_LONG = random_inputs(22, 9, 3)
 X_SQUARE = random_inputs(23, 5, 5)  # as many tokens as value dimensions: weights recoverable
 X_GRAD = random_inputs(24, 4, 3)
 
-# (case, seed, d_in, d_out, inputs, what was run: a function of the class name and of one input)
+# (case, seed, d_in, d_out, inputs): the module built after torch.manual_seed(seed), applied to each input
 FORWARD = [
-    ("other_seed", 7, 3, 2, [INPUTS], lambda name, x: f"torch.manual_seed(7); {name}(3, 2)(inputs)"),
-    ("other_sizes", 11, 5, 4, [X_OTHER], lambda name, x: f"{name}(5, 4) on 7 tokens of size 5 (seed 11)"),
-    ("other_lengths", 8, 3, 2, [INPUTS[:1], INPUTS[:2], X_LONG], lambda name, x: f"{name}(3, 2) on {x.shape[0]} token(s) (seed 8)"),
+    ("other_seed", 7, 3, 2, [INPUTS]),
+    ("other_sizes", 11, 5, 4, [X_OTHER]),
+    ("other_lengths", 8, 3, 2, [INPUTS[:1], INPUTS[:2], X_LONG]),
 ]
 IN_ORDER = {"seed": 2024, "d_in": 4, "d_out": 3}
 SQUARE = {"seed": 5, "d_in": 5, "d_out": 6}
 GRADIENTS = {"seed": 3, "d_in": 3, "d_out": 2}
+
+
+def run(name: str, seed: int, d_in: int, d_out: int, x: torch.Tensor) -> str:
+    """What was run, in the words of the feedback: said from the same numbers as the probe marker."""
+    if x is INPUTS:
+        return f"torch.manual_seed({seed}); {name}({d_in}, {d_out})(inputs)"
+    tokens = f"{x.shape[0]} token{'s' if x.shape[0] != 1 else ''}"
+    return f"{name}({d_in}, {d_out}) on {tokens} of size {x.shape[1]} (seed {seed})"
 
 
 @dataclass
@@ -47,27 +56,28 @@ class Version:
 
     name: str  # the class: SelfAttention_v1 or SelfAttention_v2
     reference: Callable  # (seed, d_in, d_out) -> the reference module, built after torch.manual_seed(seed)
-    stored: Callable  # (module) -> its three weights as it keeps them, in ORDER
-    read: Callable  # (params, d_in, d_out, what) -> the student's three weights as the probe reported them, checked
-    value_matrix: Callable  # (one stored weight) -> that weight as a (d_in, d_out) matrix, x @ it
-    weights_of: Callable  # (module, x) -> the reference's attention weights on x
-    stored_what: str  # how the texts name the three stored weights
+    parameters: Callable  # (module) -> its W_query, W_key, W_value as it keeps them (matrices, or nn.Linear weights)
+    read_parameters: Callable  # (probed params, d_in, d_out, what) -> the same of the student's, once checked
+    value_matrix: Callable  # (its W_value as kept) -> the (d_in, d_out) matrix such that values = x @ it
+    attention_weights: Callable  # (module, x) -> the reference's attention weights on x
+    parameters_text: str  # how the feedback names the three as kept
     uses: str  # the hint when the output depends on no parameter
     reaches: str  # the hint when a matrix got no gradient
     missing_what: str = ""  # put before a matrix's name in "no gradient reached ..."
-    forward: dict = field(init=False)  # case -> the reference's outputs on its inputs
-    in_order: torch.Tensor = field(init=False)
-    square: torch.Tensor = field(init=False)
-    square_weights: torch.Tensor = field(init=False)
+    # The reference's values, computed when the suite is collected:
+    forward: dict = field(init=False)  # FORWARD case -> its outputs on the case's inputs
+    in_order: torch.Tensor = field(init=False)  # its three parameters, stacked, built as IN_ORDER says
+    square: torch.Tensor = field(init=False)  # its output on X_SQUARE, built as SQUARE says
+    square_weights: torch.Tensor = field(init=False)  # the attention weights behind that output
 
     def __post_init__(self):
         with torch.no_grad():
             self.forward = {case: [self.reference(seed, d_in, d_out)(x) for x in xs]
-                            for case, seed, d_in, d_out, xs, _ in FORWARD}
-            self.in_order = torch.stack([w.detach() for w in self.stored(self.reference(**IN_ORDER))])
+                            for case, seed, d_in, d_out, xs in FORWARD}
+            self.in_order = torch.stack([w.detach() for w in self.parameters(self.reference(**IN_ORDER))])
             square = self.reference(**SQUARE)
             self.square = square(X_SQUARE)
-            self.square_weights = self.weights_of(square, X_SQUARE)
+            self.square_weights = self.attention_weights(square, X_SQUARE)
 
 
 @pytest.fixture(scope="module")
@@ -82,19 +92,19 @@ def call(version: Version, sizes: dict) -> str:
 
 
 @pytest.mark.points(1, cases=3)
-@pytest.mark.parametrize("case, xs, what", [
-    pytest.param(case, xs, what, id=case, marks=pytest.mark.probe("forward", seed=seed, d_in=d_in, d_out=d_out, xs=xs))
-    for case, seed, d_in, d_out, xs, what in FORWARD])
-def test_forward_other(probed, version, case, xs, what):
-    check_outputs(probed["outs"], version.forward[case], xs, what=lambda x: what(version.name, x))
+@pytest.mark.parametrize("case, seed, d_in, d_out, xs", [
+    pytest.param(*row, id=row[0], marks=pytest.mark.probe("forward", seed=row[1], d_in=row[2], d_out=row[3], xs=row[4]))
+    for row in FORWARD])
+def test_forward_other(probed, version, case, seed, d_in, d_out, xs):
+    check_outputs(probed["outs"], version.forward[case], xs, what=lambda x: run(version.name, seed, d_in, d_out, x))
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", **IN_ORDER, xs=[])
 def test_parameters_created_in_order(probed, version):
-    what = f"{version.stored_what} of {call(version, IN_ORDER)} after torch.manual_seed({IN_ORDER['seed']})"
-    close(torch.stack(version.read(probed["params"], IN_ORDER["d_in"], IN_ORDER["d_out"], what)), version.in_order,
-          what=what + " (stacked)")
+    what = f"{version.parameters_text} of {call(version, IN_ORDER)} after torch.manual_seed({IN_ORDER['seed']})"
+    read = version.read_parameters(probed["params"], IN_ORDER["d_in"], IN_ORDER["d_out"], what)
+    close(torch.stack(read), version.in_order, what=what + " (stacked)")
 
 
 @pytest.mark.points(1)
@@ -103,18 +113,17 @@ def test_attention_weights_rows_sum_to_one(probed, version):
     """With as many tokens as value dimensions the values have full rank, so ``out @ pinv(values)``
     gives back the attention weights the student's module used; they are compared with the
     reference's as a grid, then the output itself."""
-    n, d_in = X_SQUARE.shape
-    what = (f"attention weights of {call(version, SQUARE)} on {n} tokens, recovered from your output "
+    what = (f"attention weights of {call(version, SQUARE)} on {X_SQUARE.shape[0]} tokens, recovered from your output "
             "(output = weights @ values)")
-    run = f"{call(version, SQUARE)} on {n} tokens of size {d_in} (seed {SQUARE['seed']})"
+    ran = run(version.name, **SQUARE, x=X_SQUARE)
     out = probed["outs"][0]
     if not (isinstance(out, torch.Tensor) and out.shape == version.square.shape):
-        close(out, version.square, what=run)
-    stored = version.read(probed["params"], SQUARE["d_in"], SQUARE["d_out"], what)
-    values = X_SQUARE.double() @ version.value_matrix(stored[2]).double()
+        close(out, version.square, what=ran)
+    read = version.read_parameters(probed["params"], SQUARE["d_in"], SQUARE["d_out"], what)
+    values = X_SQUARE.double() @ version.value_matrix(read[2]).double()
     recovered = (out.double() @ torch.linalg.pinv(values)).float()
     close(recovered, version.square_weights, what=what, grid=True)
-    close(out, version.square, what=run)
+    close(out, version.square, what=ran)
 
 
 @pytest.mark.points(1)

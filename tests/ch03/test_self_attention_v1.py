@@ -48,11 +48,11 @@ def matrices(params, d_in, d_out, what):
 # What the checks both versions share (both_versions.py) need of this one; the reference's values are
 # computed here, when the suite is collected.
 VERSION = Version(
-    name="SelfAttention_v1", stored_what="W_query, W_key, W_value",
+    name="SelfAttention_v1", parameters_text="W_query, W_key, W_value",
     uses="Compute the output from self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
     reaches="Each matrix must be an nn.Parameter that forward uses directly (not through .detach() or .data).",
-    reference=reference, stored=lambda module: [getattr(module, n) for n in ORDER], read=matrices,
-    value_matrix=lambda w: w, weights_of=attention_weights)
+    reference=reference, parameters=lambda module: [getattr(module, n) for n in ORDER], read_parameters=matrices,
+    value_matrix=lambda w: w, attention_weights=attention_weights)
 
 
 @pytest.mark.points(2)

@@ -82,11 +82,12 @@ def layer_weights(params, d_in, d_out, what):
 # What the checks both versions share (both_versions.py) need of this one; the reference's values are
 # computed here, when the suite is collected.
 VERSION = Version(
-    name="SelfAttention_v2", stored_what="the weights of W_query, W_key, W_value", missing_what="the weight of ",
+    name="SelfAttention_v2", parameters_text="the weights of W_query, W_key, W_value", missing_what="the weight of ",
     uses="Compute the output with self.W_query, self.W_key and self.W_value: no hard-coded values, .detach() or torch.no_grad().",
     reaches="Apply each nn.Linear layer to x in forward (not through .detach() or .data): queries, keys and values all need it.",
-    reference=reference, stored=lambda module: [getattr(module, n).weight for n in ORDER], read=layer_weights,
-    value_matrix=lambda weight: weight.T, weights_of=lambda module, x: weights_of(**projections(module, x)))
+    reference=reference, parameters=lambda module: [getattr(module, n).weight for n in ORDER],
+    read_parameters=layer_weights, value_matrix=lambda weight: weight.T,
+    attention_weights=lambda module, x: weights_of(**projections(module, x)))
 
 
 @pytest.mark.points(2)
