@@ -174,18 +174,21 @@ def suite_tests(test_file: Path):
     ``test_x = shared.test_x`` (after ``import shared``, or ``import shared as s``), is the last
     ``test_x`` that module defines. Any other binding (data, say) gives None: no test the rubric
     counts, as pytest collects no test from it."""
-    tree, folder, modules, trees = parsed(test_file), test_file.parent, {}, {}
+    tree, folder, modules, read = parsed(test_file), test_file.parent, {}, {}
 
     def shared(module: str, attribute: str, name: str, line: int):
         path = folder / f"{module}.py"
         if not path.is_file():
             raise RubricError(f"{test_file}:{line}: {name}: take shared tests from a module of this folder, "
                               f"not from {module}")
-        tree = trees[module] = trees.get(module) or parsed(path)
-        functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}  # the last of a name
+        if module not in read:  # each shared module parsed once: (its functions, the last of each name; its lists)
+            module_tree = parsed(path)
+            read[module] = ({f.name: f for f in module_tree.body if isinstance(f, ast.FunctionDef)},
+                            module_lists(module_tree))
+        functions, shared_lists = read[module]
         if attribute not in functions:
             raise RubricError(f"{test_file}:{line}: {name}: {path.name} defines no test {attribute}")
-        return name, functions[attribute], module_lists(tree), path
+        return name, functions[attribute], shared_lists, path
 
     lists = module_lists(tree)
     for node in tree.body:
