@@ -171,14 +171,14 @@ def test_without_fork_a_hang_or_a_crash_costs_only_its_module(tmp_path_factory, 
         "def attention_scores(inputs, query):", "def attention_scores(inputs, query):\n    while True:\n        pass", 1)
     for stem, text in sources.items():
         (template / "exercises" / "ch03" / f"{stem}.py").write_text(text)
-    proc, report = check(template, "--probe-timeout", "2", env=env)
+    proc, report = check(template, "--probe-timeout", "5", env=env)
     assert proc.returncode == 0, proc.stderr
     by_name = {e["name"]: e for e in report["exercises"]}
     assert by_name["causal"]["score"] == 0
     assert "exited early with status 7" in by_name["causal"]["message"]
     simple = {t["name"]: t for t in by_name["simple_attention"]["tests"]}
     hung = [t for t in simple.values() if t["status"] == "timeout"]
-    assert hung and all("did not finish within 2 s" in t["message"] for t in hung)
+    assert hung and all("did not finish within 5 s" in t["message"] for t in hung)
     assert any(t["status"] == "passed" for t in simple.values())  # the checks after the hang still ran
     for name in ("self_attention_v1", "self_attention_v2", "weight_transfer"):
         assert by_name[name]["score"] == by_name[name]["max_score"]

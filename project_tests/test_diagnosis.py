@@ -22,7 +22,7 @@ def graded(request, tmp_path_factory):
     for number, (_, stem, description, old, new, concept, correct) in enumerate(cases):
         source = mutate(solutions[stem], old, new)
         roots[number] = (make_submission(base / str(number), assignment, {stem: source}), stem, description, concept, correct)
-    reports = grade_many([root for root, *_ in roots.values()], assignment, "--probe-timeout", "3")
+    reports = grade_many([root for root, *_ in roots.values()], assignment, "--probe-timeout", "5")
     return [(reports[root], stem, description, concept, correct) for root, stem, description, concept, correct in roots.values()]
 
 

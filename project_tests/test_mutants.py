@@ -42,7 +42,7 @@ def graded_mutants(request, tmp_path_factory):
         for number, (description, old, new) in enumerate(mutants):
             source = mutate(solutions[stem], old, new)
             roots[(stem, description)] = make_submission(base / f"{stem}-{number}", assignment, {stem: source})
-    reports = grade_many(list(roots.values()), assignment, "--probe-timeout", "3")
+    reports = grade_many(list(roots.values()), assignment, "--probe-timeout", "5")
     return assignment, {key: reports[root] for key, root in roots.items()}
 
 
