@@ -1,6 +1,8 @@
 # Two entry points, each doing all of its own set-up on a fresh machine:
 #   make demo   grade the reference solutions and a bundled sample submission
 #   make test   lint with ruff, then run the project's own tests (the grader, stubs, release, reports)
+# and the fast tier while you work:
+#   make check  lint, then only the tests that start no Python interpreter (under a minute)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -10,13 +12,17 @@ $(VENV)/installed: requirements.txt grader/requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
-.PHONY: demo test bench
+.PHONY: demo test check bench
 demo: $(VENV)/installed
 	$(PY) -m grader demo
 
 test: $(VENV)/installed
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n auto --dist loadfile
+
+check: $(VENV)/installed
+	$(VENV)/bin/ruff check .
+	PROJECT_TESTS_TIER=check $(PY) -m pytest -m "not end_to_end" -q
 
 bench: $(VENV)/installed
 	$(PY) scripts/benchmark.py

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,43 @@ def pytest_runtest_protocol(item, nextitem):
         return (yield)
     finally:
         os.close(lock)  # which releases the lock
+
+
+# -- the tiers ---------------------------------------------------------------------------------------
+# `make check` runs the tests that start no Python interpreter (`-m "not end_to_end"`, with
+# PROJECT_TESTS_TIER=check); `make test` runs them all. A whole file that grades through the real
+# command line, the sandbox, a release or a notebook kernel is listed here; a test elsewhere that
+# does so carries @pytest.mark.end_to_end itself. In the check tier, starting an interpreter fails
+# the test with that advice, so the tier stays what it says.
+END_TO_END_FILES = {
+    "test_actions.py", "test_add_assignment.py", "test_batch.py", "test_batch_warm.py", "test_check.py",
+    "test_diagnosis.py", "test_grading.py", "test_mutants.py", "test_notebooks.py", "test_rehearsal.py",
+    "test_release.py", "test_reused_passes.py", "test_shared_box.py", "test_steps_on_demand.py",
+    "test_workflow.py",
+}
+END_TO_END_TESTS = {"test_closing_a_box_reaps_what_its_workers_left_so_that_init_ends"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (item.path.name in END_TO_END_FILES or item.path.name.startswith("test_hostile")
+                or item.originalname in END_TO_END_TESTS):
+            item.add_marker(pytest.mark.end_to_end)
+
+
+@pytest.fixture(autouse=True)
+def _no_interpreter_in_the_check_tier(request, monkeypatch):
+    if os.environ.get("PROJECT_TESTS_TIER") != "check" or request.node.get_closest_marker("end_to_end"):
+        yield
+        return
+    real = subprocess.Popen.__init__
+
+    def refuse_python(self, args, *rest, **kwargs):
+        program = Path(str(args[0] if isinstance(args, (list, tuple)) else str(args).split()[0])).name
+        if program.startswith("python") or program == Path(sys.executable).name:
+            raise RuntimeError(f"{request.node.nodeid} starts a Python interpreter ({program}): "
+                               "mark it @pytest.mark.end_to_end (make check runs none)")
+        return real(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse_python)
+    yield

@@ -128,6 +128,7 @@ def test_catalog_differences_tolerate_the_last_bit_but_not_a_value():
     assert list(catalog_differences({"results": {}}, committed)) == ["catalog['results']: keys ['k']"]
 
 
+@pytest.mark.end_to_end
 @pytest.mark.parametrize("assignment", assignments())
 def test_the_public_catalogs_are_up_to_date(assignment):
     script = ("import json, sys; from grader.public_catalog import build; from grader.settings import PROJECT_ROOT; "
