@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_limits(grade)
 
     batch = commands.add_parser("batch", help="grade every submission folder under ROOT (one per student)")
-    batch.add_argument("root", type=Path, help="a folder of submission folders, each named by the student id")
+    batch.add_argument("root", type=Path, help="a folder of submission folders, one per student (named by the student "
+                       "id, or GitHub Classroom's <assignment>-<login>)")
     batch.add_argument("--assignment", required=True, help="for example ch03")
     batch.add_argument("--csv", type=Path, required=True, dest="csv_path", help="write the grades here")
     batch.add_argument("--reports", type=Path, dest="reports_dir",
@@ -40,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--template", type=Path, help="the released template: flag changed workflows and tests")
     batch.add_argument("--gradebook", type=Path, help="an nbgrader course folder: put the scores in its gradebook.db")
     batch.add_argument("--duedate", default="", help="written to the CSV's duedate column")
+    batch.add_argument("--deadline", default="", help="grade each git repository at its last commit at or before this "
+                       "time (committer date; ISO 8601 with its time zone, e.g. 2026-03-01T23:59:00+01:00)")
     batch.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
     batch.add_argument("--no-reuse", action="store_false", dest="reuse_passes",
                        help="run every check for every student, even on a value it already passed on in this batch")

@@ -71,7 +71,7 @@ def batch_command(args, settings: Settings) -> int:
     return batch.run(
         args.root.resolve(), args.assignment, settings,
         csv_path=args.csv_path, reports_dir=args.reports_dir, jobs=max(1, args.jobs),
-        template=args.template, gradebook=args.gradebook, duedate=args.duedate,
+        template=args.template, gradebook=args.gradebook, duedate=args.duedate, deadline=args.deadline,
     )
 
 
