@@ -102,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except BrokenEnvironment as exc:
         return broken_environment(str(exc))
+    except ImportError as exc:
+        if not exc.name or exc.name.split(".")[0] == "grader":
+            raise
+        return missing_package(args.command, exc.name.split(".")[0])
     except Exception:  # a bug of the grader's, never the student's: their code runs in the sandbox
         traceback.print_exc()
         print(f"error: the grader itself failed while running '{args.command}' (see the traceback above)", file=sys.stderr)
@@ -115,6 +119,22 @@ def broken_environment(message: str) -> int:
     if in_actions():
         print(error_annotation("The grading environment is broken", message), flush=True)
     print(f"error: the grading environment is broken: {message}", file=sys.stderr)
+    return 3
+
+
+def missing_package(command: str, package: str) -> int:
+    """A package this command imports is not installed: one line saying what to install; 3."""
+    from grader.environment import CPU_INDEX, install_command
+
+    root = Settings().project_root
+    venv = root / ".venv" / "bin" / "python"
+    if venv.exists() and Path(sys.prefix).resolve() != venv.parent.parent.resolve():
+        hint = f"run it with the project's environment: {venv.relative_to(root)} -m grader {command} ..."
+    elif command in INSTRUCTOR_COMMANDS:
+        hint = f"install the instructor's list: make demo (it sets up .venv), or python -m pip install -r requirements.txt --extra-index-url {CPU_INDEX}"
+    else:
+        hint = f"install what grading needs: {install_command()}"
+    print(f"error: '{command}' needs the package {package}, which is not installed here; {hint}", file=sys.stderr)
     return 3
 
 
