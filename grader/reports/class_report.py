@@ -93,7 +93,7 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
     rows = []
     for s in students:
         if s.skipped:
-            rows.append((s.name, "not graded", "; ".join(s.report.flags)))
+            rows.append((s.name, "not graded", why(s)))
             continue
         for error in s.report.grader_errors[:3]:
             rows.append((s.name, "grader error (not a grade)", error.splitlines()[0] if error else ""))
@@ -105,15 +105,22 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def why(student: Student) -> str:
+    """Why a student was not graded (batch's flag without its "not graded: " label)."""
+    return "; ".join(flag.removeprefix("not graded: ") for flag in student.report.flags)
+
+
 def write_feedback(student: Student, reports_dir: Path) -> Path:
     """``FEEDBACK.md`` for one student: their job summary under a heading naming them and the commit."""
     lines = [f"# Feedback for {md(clean(student.name, NAME))}", ""]
     if student.source.get("commit") and student.source.get("committed_at"):
         lines += [f"Graded at commit `{md(student.source['commit'][:12])}` "
                   f"(committed {md(student.source['committed_at'])}).", ""]
-    if student.skipped:
-        lines += [f"Not graded: {md('; '.join(student.report.flags))}", ""]
     path = reports_dir / student.folder / FEEDBACK
+    if student.skipped:  # nothing was graded: the reason is all there is to say
+        lines += [f"Not graded: {md(why(student))}", ""]
+        replace_atomically(path, "\n".join(lines))
+        return path
     replace_atomically(path, "\n".join(lines) + "\n" + job_summary(student.report))
     return path
 
@@ -183,6 +190,11 @@ def write(csv_path: Path, reports_dir: Path, assignment: str, rubric, students: 
     return Pages(html_path, md_path, pictures, feedback)
 
 
+def short(commit: str) -> str:
+    """A commit id shortened to 12 characters; other text (why there is none) whole."""
+    return commit[:12] if len(commit) == 40 and all(c in "0123456789abcdef" for c in commit) else commit
+
+
 def _who(names: list[str]) -> str:
     return ", ".join(names)
 
@@ -224,7 +236,7 @@ def page_html(title, summary, stats, ranked, notes, students, pictures, feedback
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
         href = html.escape(link(feedback[s.folder], base))
         out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder)}</td>'
-                   f'<td><code>{e(s.source.get("commit", "")[:12])}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
+                   f'<td><code>{e(short(s.source.get("commit", "")))}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
                    f'<td><a href="{href}">feedback</a></td></tr>')
     out += ["</table>", "</body></html>", ""]
     return "\n".join(out)
@@ -251,6 +263,6 @@ def page_markdown(title, summary, stats, ranked, notes, students, pictures, feed
     out += ["", "## Students", "", "| student | score | folder | commit | committed | feedback |", "|---|---:|---|---|---|---|"]
     for s in students:
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
-        out.append(f"| {md(s.name)} | {score} | {md(s.folder)} | {md(s.source.get('commit', '')[:12])} | "
+        out.append(f"| {md(s.name)} | {score} | {md(s.folder)} | {md(short(s.source.get('commit', '')))} | "
                    f"{md(s.source.get('committed_at', ''))} | [feedback]({link(feedback[s.folder], base)}) |")
     return "\n".join(out) + "\n"
