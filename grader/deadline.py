@@ -30,11 +30,12 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.submission import CONFIGURING, MAX_MODULE_BYTES, shown
+from grader.submission import CONFIGURING, MAX_MODULE_BYTES, folders_under, shown
 
 GIT_TIMEOUT = 30.0
 MAX_LISTING = 1 << 20  # bytes of a tree listing read at most
 MAX_FLAGS = 50
+MAX_OBJECT_ENTRIES = 200_000  # files and folders under .git/objects looked at for links
 # What no student repository may configure for us: each could run a program or reach out.
 OVERRIDES = (
     "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat", "core.sshCommand=/bin/false",
@@ -93,6 +94,14 @@ def git_folder(folder: Path) -> tuple[Path | None, str]:
     for name in BORROWING:
         if os.path.lexists(git / name):
             return None, f".git/{name} borrows another repository's objects; the grader reads only the submission's own"
+    seen = 0
+    for _folder, entries in folders_under(git / "objects", skip=()):
+        for entry in entries:
+            seen += 1
+            if entry.is_symlink():
+                return None, f".git/{shown(Path(os.path.relpath(entry.path, git)))} is a symbolic link; the grader does not follow it"
+            if seen > MAX_OBJECT_ENTRIES:
+                return None, f".git/objects holds more than {MAX_OBJECT_ENTRIES} entries; run git gc in it, or grade without --deadline"
     return git, ""
 
 
@@ -143,7 +152,7 @@ def at_deadline(folder: Path, assignment: str, stems: list[str], deadline: dt.da
         return result
     stamp = int(deadline.timestamp())
     try:
-        found = _run(git, "rev-list", "--max-count=1", f"--before={stamp}", "HEAD", "--").decode().strip()
+        found = _run(git, "rev-list", "--max-count=1", f"--before=@{stamp}", "HEAD", "--").decode().strip()
     except (OSError, UnicodeDecodeError) as exc:
         result.problem = f"its git history could not be read ({shown(Path(str(exc)))})"
         return result
