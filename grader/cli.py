@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_limits(grade)
 
     batch = commands.add_parser("batch", help="grade every submission folder under ROOT (one per student)")
-    batch.add_argument("root", type=Path, help="a folder of submission folders, each named by the student id")
+    batch.add_argument("root", type=Path, help="a folder of submission folders, one per student (named by the student "
+                       "id, or GitHub Classroom's <assignment>-<login>)")
     batch.add_argument("--assignment", required=True, help="for example ch03")
     batch.add_argument("--csv", type=Path, required=True, dest="csv_path", help="write the grades here")
     batch.add_argument("--reports", type=Path, dest="reports_dir",
@@ -40,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--template", type=Path, help="the released template: flag changed workflows and tests")
     batch.add_argument("--gradebook", type=Path, help="an nbgrader course folder: put the scores in its gradebook.db")
     batch.add_argument("--duedate", default="", help="written to the CSV's duedate column")
+    batch.add_argument("--deadline", default="", help="grade each git repository at its last commit at or before this "
+                       "time (committer date; ISO 8601 with its time zone, e.g. 2026-03-01T23:59:00+01:00)")
     batch.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")
     batch.add_argument("--no-reuse", action="store_false", dest="reuse_passes",
                        help="run every check for every student, even on a value it already passed on in this batch")
@@ -99,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except BrokenEnvironment as exc:
         return broken_environment(str(exc))
+    except ImportError as exc:
+        if not exc.name or exc.name.split(".")[0] == "grader":
+            raise
+        return missing_package(args.command, exc.name.split(".")[0])
     except Exception:  # a bug of the grader's, never the student's: their code runs in the sandbox
         traceback.print_exc()
         print(f"error: the grader itself failed while running '{args.command}' (see the traceback above)", file=sys.stderr)
@@ -112,6 +119,22 @@ def broken_environment(message: str) -> int:
     if in_actions():
         print(error_annotation("The grading environment is broken", message), flush=True)
     print(f"error: the grading environment is broken: {message}", file=sys.stderr)
+    return 3
+
+
+def missing_package(command: str, package: str) -> int:
+    """A package this command imports is not installed: one line saying what to install; 3."""
+    from grader.environment import CPU_INDEX, install_command
+
+    root = Settings().project_root
+    venv = root / ".venv" / "bin" / "python"
+    if venv.exists() and Path(sys.prefix).resolve() != venv.parent.parent.resolve():
+        hint = f"run it with the project's environment: {venv.relative_to(root)} -m grader {command} ..."
+    elif command in INSTRUCTOR_COMMANDS:
+        hint = f"install the instructor's list: make demo (it sets up .venv), or python -m pip install -r requirements.txt --extra-index-url {CPU_INDEX}"
+    else:
+        hint = f"install what grading needs: {install_command()}"
+    print(f"error: '{command}' needs the package {package}, which is not installed here; {hint}", file=sys.stderr)
     return 3
 
 

@@ -71,7 +71,7 @@ def batch_command(args, settings: Settings) -> int:
     return batch.run(
         args.root.resolve(), args.assignment, settings,
         csv_path=args.csv_path, reports_dir=args.reports_dir, jobs=max(1, args.jobs),
-        template=args.template, gradebook=args.gradebook, duedate=args.duedate,
+        template=args.template, gradebook=args.gradebook, duedate=args.duedate, deadline=args.deadline,
     )
 
 
@@ -111,7 +111,9 @@ def release_command(args) -> int:
     """``release``: build the student template; 1 when it would leak, 2 bad arguments, 3 a failed step."""
     try:
         from grader import release
-    except ImportError:
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "grader":
+            raise  # a missing package: grader.cli says what to install
         print("error: release is an instructor command; run it in the instructor's repository", file=sys.stderr)
         return 2
     try:
@@ -123,7 +125,19 @@ def release_command(args) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"released {built.assignment} into {built.out}: notebooks {', '.join(built.notebooks)}; "
           f"Classroom runners {','.join(built.runners)}")
+    print(NEXT_STEPS.format(out=built.out, assignment=built.assignment))
     return 0
+
+
+NEXT_STEPS = """Next steps (docs/classroom.md):
+  1. create a repository in the course organisation and push {out} to it
+     (cd {out} && git init -b main && git add -A && git commit -m template && git push ...);
+  2. mark it a template repository (Settings > Template repository) and make it the
+     assignment's starter code in GitHub Classroom (without Classroom's own tests);
+  3. in the organisation, set the secret GRADER_TOKEN (a read-only token for this repository),
+     the variable GRADER_REPO (owner/name of this repository) and, optionally, GRADER_REF;
+  4. after the deadline: gh classroom clone student-repos, then
+     python -m grader batch <classroom-assignment>-submissions --assignment {assignment} --csv grades.csv --deadline ..."""
 
 
 def stubs_command(args) -> int:

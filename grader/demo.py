@@ -41,6 +41,7 @@ def build_submission(folder: Path, assignment: str, settings: Settings, mistakes
 def run(assignment: str, settings: Settings) -> int:
     """Grade both submissions and print their tables."""
     from rich.console import Console
+    from rich.text import Text
 
     from grader.pool import grade_many
     from grader.reports import terminal
@@ -52,9 +53,21 @@ def run(assignment: str, settings: Settings) -> int:
         sample = build_submission(Path(tmp) / "sample", assignment, settings, mistakes)
         reports = dict(grade_many([reference, sample], assignment, settings))
     console.rule(f"The reference solutions ({assignment})")
-    terminal.show(reports[reference], console=console)
+    terminal.show(reports[reference], console=console, compact=True)
     console.rule("A sample submission with typical mistakes")
+    console.print(Text("The sample is the reference solutions with these mistakes made on purpose:"))
     for mistake in mistakes:
-        console.print(f"  {mistake['module']}.py: {mistake['why']}")
-    terminal.show(reports[sample], console=console)
+        console.print(Text(f"  {mistake['module']}.py: {mistake['why']}"))
+    console.print()
+    terminal.show(reports[sample], console=console, compact=True)
+    console.rule()
+    console.print(Text(next_steps(assignment, settings)))
     return 0
+
+
+def next_steps(assignment: str, settings: Settings) -> str:
+    """The demo's closing line: what to try next."""
+    others = sorted(p.name for p in (settings.project_root / "samples").glob("*.toml") if p.stem != assignment)
+    other = f"the other assignment: .venv/bin/python -m grader demo --assignment {Path(others[0]).stem}; " if others else ""
+    return (f"Try next: {other}grade a folder of your own: .venv/bin/python -m grader grade FOLDER --assignment "
+            f"{assignment}; release the student template and grade a class: README.md, 'For instructors'.")

@@ -94,8 +94,8 @@ def graded(tmp_path_factory):
     return {"header": header, "rows": rows, "out": out, "course": course, "log": proc.stdout + proc.stderr}
 
 
-def test_csv_has_nbgrader_export_columns_then_exercises_and_flags(graded):
-    assert graded["header"] == NBGRADER_COLUMNS + STEMS + ["flags"]
+def test_csv_has_nbgrader_export_columns_then_exercises_flags_and_source(graded):
+    assert graded["header"] == NBGRADER_COLUMNS + STEMS + ["flags", "folder", "commit", "committed_at"]
 
 
 def test_every_student_is_graded_and_nothing_else(graded):

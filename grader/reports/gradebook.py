@@ -1,8 +1,11 @@
 """Grades of a whole class: a CSV like ``nbgrader export``'s, and nbgrader's gradebook.
 
 The CSV has ``nbgrader export``'s columns, in its order (``nbgrader/plugins/export.py``,
-``CsvExportPlugin``), then one column per exercise (the module stem, its points) and
-``flags``. Scores are written as nbgrader writes them (``str(float)``). There is no late
+``CsvExportPlugin``), then one column per exercise (the module stem, its points), ``flags``,
+and where the grade came from: ``folder`` (the submission folder's full name; ``student_id``
+is the login when folders follow GitHub Classroom's ``<assignment>-<login>`` naming),
+``commit`` and ``committed_at`` (with ``batch --deadline``: the commit graded and its committer
+date; empty otherwise). Scores are written as nbgrader writes them (``str(float)``). There is no late
 penalty and no submission time (a cloned repository says nothing trustworthy about when it
 was submitted): ``timestamp`` is empty, ``late_submission_penalty`` is 0.0.
 
@@ -30,6 +33,7 @@ NBGRADER_COLUMNS = [
     "assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
     "raw_score", "late_submission_penalty", "score", "max_score",
 ]
+SOURCE_COLUMNS = ["folder", "commit", "committed_at"]
 GRADEBOOK_FILE = "gradebook.db"
 
 
@@ -47,6 +51,7 @@ def csv_row(
     *,
     duedate: str = "",
     person: dict | None = None,
+    source: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """One student's row, keyed by :func:`columns`. Only the text the row shows is cleaned (the
     id, the names, the flags and each grader error's first line), not the whole report: ``batch``
@@ -71,12 +76,15 @@ def csv_row(
     errors = [clean(error, BLOCK, one_line=False) for error in report.grader_errors]
     notes = [clean(flag) for flag in report.flags] + [f"grader error: {e.splitlines()[0] if e else ''}" for e in errors]
     row["flags"] = cell("; ".join(" ".join(n.split()) for n in notes))
+    for name in SOURCE_COLUMNS:  # the folder's name is the student's: cleaned like the id
+        row[name] = cell(clean((source or {}).get(name, ""), NAME))
     return row
 
 
 def columns(exercises: list[str]) -> list[str]:
-    """The CSV header: nbgrader export's columns, one per exercise, ``flags``."""
-    return NBGRADER_COLUMNS + [e for e in exercises if e not in NBGRADER_COLUMNS] + ["flags"]
+    """The CSV header: nbgrader export's columns, one per exercise, ``flags``, where the grade came from."""
+    taken = set(NBGRADER_COLUMNS) | set(SOURCE_COLUMNS) | {"flags"}
+    return NBGRADER_COLUMNS + [e for e in exercises if e not in taken] + ["flags"] + SOURCE_COLUMNS
 
 
 def write_csv(path: Path, exercises: list[str], rows: list[dict[str, str]]) -> None:

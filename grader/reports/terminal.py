@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich.console import Console, Group
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -21,20 +22,25 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout
 
 
 def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "",
-         public: bool = False) -> None:
+         public: bool = False, compact: bool = False) -> None:
     """Print ``report``: every exercise with its diagnosis and checks, then the total (for the
-    ``public`` checks, how many passed: their points are not the grade)."""
+    ``public`` checks, how many passed: their points are not the grade). ``compact`` (the demo)
+    gives a passed module and a module not started one line each, and a failing module its
+    diagnosis and failing checks as wrapped lines, not a table."""
     console = console or Console(highlight=False, force_terminal=True if in_actions() else None)
     report, note = clean_report(report), clean(note)  # student text: no escape sequences, capped
     if not quiet:
         for exercise in report.exercises:
+            if compact and (line := one_line(exercise)) is not None:
+                console.print(line)
+                continue
             if exercise.diagnosis:
                 console.print(diagnosis_panel(exercise.name, exercise.diagnosis))
-            console.print(exercise_table(exercise))
+            console.print(failing_lines(exercise) if compact else exercise_table(exercise))
             concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
             hints = dict.fromkeys(t.feedback.hint for t in exercise.tests if t.status != "passed" and t.feedback and t.feedback.hint)
             for hint in [h for h in hints if h not in concepts][:3]:
-                console.print(Text(f"  {hint}", style="cyan"))
+                console.print(Padding(Text(hint, style="cyan"), (0, 0, 0, 2)))
             if exercise.output:
                 console.print(Panel(Text(exercise.output), title=f"{exercise.name}.py printed", border_style="dim"))
         for flag in report.flags:
@@ -49,6 +55,36 @@ def show(report: Report, *, quiet: bool = False, console: Console | None = None,
         console.print(Text(f"{report.assignment}: {report.score:g} / {report.max_score:g} points", style="bold"))
     if note:
         console.print(Text(note, style="italic"))
+
+
+def one_line(exercise: ExerciseResult) -> Text | None:
+    """A passed module, or one not started, in one line (None for any other)."""
+    count = len(exercise.tests)
+    points = f"{exercise.score:g}/{exercise.max_score:g}"
+    if exercise.tests and all(t.status == "passed" for t in exercise.tests):
+        return Text(f"✓ {exercise.name}  {points}: all {count} checks passed", style="green")
+    if exercise.message == "not attempted yet":
+        return Text(f"· {exercise.name}  {points}: not started yet ({count} checks)", style="yellow")
+    return None
+
+
+def failing_lines(exercise: ExerciseResult) -> Group:
+    """A failing module: its total, then each check that did not pass with its whole message
+    (lines wrap at spaces; nothing is cut)."""
+    failing = [t for t in exercise.tests if t.status != "passed"]
+    head = f"✗ {exercise.name}  {exercise.score:g}/{exercise.max_score:g}: {len(failing)} of {len(exercise.tests)} checks did not pass"
+    if exercise.message:
+        head += f" ({exercise.message})"
+    lines = [Text(head, style="bold red")]
+    for test in failing:
+        line = Text("  • ")
+        line.append(test.name, style="bold")
+        line.append(f"  {test.status}", style=STATUS_STYLE.get(test.status, ""))
+        line.append(f"  {test.score:g}/{test.max_score:g}")
+        lines.append(line)
+        if test.message:
+            lines.append(Padding(Text(test.message), (0, 0, 0, 6)))
+    return Group(*lines)
 
 
 def exercise_table(exercise: ExerciseResult) -> Table:

@@ -1,0 +1,268 @@
+"""The class report ``batch`` writes beside its CSV, and a feedback file per student.
+
+For ``grades.csv`` it writes ``grades-report.html`` and ``grades-report.md`` (the same content),
+with two pictures beside them (``grades-scores.png``, the distribution of totals, and
+``grades-exercises.png``, each exercise's mean and zero count; drawn by matplotlib's Agg
+backend): per exercise the mean, median and number of zeros; the diagnosed mistakes ranked by
+how many students made them, with who; the students whose submission was flagged, had a module
+that could not be graded (missing, a syntax error, ...) or was not graded at all; and every
+student's total with a link to their feedback. The feedback file, ``FEEDBACK.md`` beside the
+student's REPORT.json, is their job summary (:func:`grader.reports.summary.markdown`) under a
+heading that names them and the commit graded: plain Markdown, readable as text.
+
+Everything a student controls (folder names, logins, messages, flags) is escaped: HTML-escaped
+in the page, made inert Markdown (:func:`grader.reports.summary.md`) in the Markdown, and links
+are percent-encoded relative paths.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import statistics
+import urllib.parse
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.hygiene import NAME, clean
+from grader.model import Report
+from grader.reports import replace_atomically
+from grader.reports.summary import markdown as job_summary
+from grader.reports.summary import md
+
+FEEDBACK = "FEEDBACK.md"
+
+
+@dataclass
+class Student:
+    """One row of the class: who, the folder graded, the report, where the grade came from."""
+
+    name: str  # the login, or the folder's name
+    folder: str
+    report: Report
+    source: dict[str, str] = field(default_factory=dict)  # folder, commit, committed_at
+    skipped: bool = False  # not graded at all (no commit before the deadline, ...)
+
+
+@dataclass
+class Pages:
+    """What :func:`write` wrote."""
+
+    html: Path
+    markdown: Path
+    pictures: list[Path]
+    feedback: dict[str, Path]
+
+
+@dataclass
+class ExerciseStats:
+    name: str
+    max_score: float
+    mean: float
+    median: float
+    zeros: int
+
+
+def exercise_stats(rubric, students: list[Student]) -> list[ExerciseStats]:
+    """Mean, median and number of zeros of each exercise over the students graded."""
+    graded = [s for s in students if not s.skipped]
+    stats = []
+    for exercise in rubric.exercises:
+        scores = [next((e.score for e in s.report.exercises if e.name == exercise.name), 0.0) for s in graded]
+        stats.append(ExerciseStats(exercise.name, exercise.max_score, statistics.fmean(scores) if scores else 0.0,
+                                   statistics.median(scores) if scores else 0.0, sum(score == 0 for score in scores)))
+    return stats
+
+
+def mistakes(students: list[Student]) -> list[tuple[str, str, list[str]]]:
+    """``(exercise, confirmed concept, students)`` ranked by how many students made it."""
+    seen: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for student in students:
+        for exercise in student.report.exercises:
+            for concept in (exercise.diagnosis.concepts if exercise.diagnosis else []):
+                who = seen[(exercise.name, concept)]
+                if student.name not in who:
+                    who.append(student.name)
+    return sorted(((e, c, who) for (e, c), who in seen.items()), key=lambda item: (-len(item[2]), item[0], item[1]))
+
+
+def attention(students: list[Student]) -> list[tuple[str, str, str]]:
+    """``(student, what, detail)`` for every student to look at: not graded, grader errors,
+    modules that could not be graded, flags."""
+    rows = []
+    for s in students:
+        if s.skipped:
+            rows.append((s.name, "not graded", why(s)))
+            continue
+        for error in s.report.grader_errors[:3]:
+            rows.append((s.name, "grader error (not a grade)", error.splitlines()[0] if error else ""))
+        for exercise in s.report.exercises:
+            if exercise.message and exercise.message != "not attempted yet":
+                rows.append((s.name, f"{exercise.name} not graded", exercise.message))
+        for flag in s.report.flags[:10]:
+            rows.append((s.name, "flagged", flag))
+    return rows
+
+
+def why(student: Student) -> str:
+    """Why a student was not graded (batch's flag without its "not graded: " label)."""
+    return "; ".join(flag.removeprefix("not graded: ") for flag in student.report.flags)
+
+
+def write_feedback(student: Student, reports_dir: Path) -> Path:
+    """``FEEDBACK.md`` for one student: their job summary under a heading naming them and the commit."""
+    lines = [f"# Feedback for {md(clean(student.name, NAME))}", ""]
+    if student.source.get("commit") and student.source.get("committed_at"):
+        lines += [f"Graded at commit `{md(student.source['commit'][:12])}` "
+                  f"(committed {md(student.source['committed_at'])}).", ""]
+    path = reports_dir / student.folder / FEEDBACK
+    if student.skipped:  # nothing was graded: the reason is all there is to say
+        lines += [f"Not graded: {md(why(student))}", ""]
+        replace_atomically(path, "\n".join(lines))
+        return path
+    replace_atomically(path, "\n".join(lines) + "\n" + job_summary(student.report))
+    return path
+
+
+def draw(stem: Path, rubric, students: list[Student], stats: list[ExerciseStats]) -> list[Path]:
+    """The two pictures (PNG) beside the page; none when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib import pyplot as plt
+    except ImportError:
+        return []
+    graded = [s.report.score for s in students if not s.skipped]
+    scores_png = stem.with_name(f"{stem.name}-scores.png")
+    fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
+    top = max(rubric.max_score, 1.0)
+    ax.hist(graded, bins=min(20, max(5, len(graded))), range=(0, top), color="#4c72b0", edgecolor="white")
+    ax.set_xlabel(f"total score (out of {rubric.max_score:g})")
+    ax.set_ylabel("students")
+    ax.set_title(f"Score distribution ({len(graded)} graded)")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    fig.tight_layout()
+    fig.savefig(scores_png)
+    plt.close(fig)
+    exercises_png = stem.with_name(f"{stem.name}-exercises.png")
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(stats) + 1.4), dpi=100)
+    names = [s.name for s in stats][::-1]
+    means = [100 * s.mean / s.max_score if s.max_score else 0 for s in stats][::-1]
+    bars = ax.barh(names, means, color="#55a868")
+    for bar, s in zip(bars, stats[::-1]):
+        ax.text(102, bar.get_y() + bar.get_height() / 2,
+                f"mean {s.mean:.3g}/{s.max_score:g}, {s.zeros} at zero", va="center", fontsize=8)
+    ax.set_xlim(0, 150)
+    ax.set_xticks([0, 25, 50, 75, 100])
+    ax.spines[['top', 'right']].set_visible(False)
+    ax.set_xlabel("mean score, % of the exercise's points")
+    ax.set_title("Per exercise")
+    fig.tight_layout()
+    fig.savefig(exercises_png)
+    plt.close(fig)
+    return [scores_png, exercises_png]
+
+
+def link(target: Path, base: Path) -> str:
+    """A relative, percent-encoded link from ``base``'s folder to ``target`` (names are hostile)."""
+    return urllib.parse.quote(os.path.relpath(target, base).replace(os.sep, "/"), safe="/")
+
+
+def write(csv_path: Path, reports_dir: Path, assignment: str, rubric, students: list[Student]) -> Pages:
+    """The feedback files, the pictures, the HTML page and its Markdown version (see the module docstring)."""
+    base = csv_path.parent
+    stem = csv_path.with_suffix("")
+    feedback = {s.folder: write_feedback(s, reports_dir) for s in students}
+    stats = exercise_stats(rubric, students)
+    pictures = draw(stem, rubric, students, stats)
+    ranked = mistakes(students)
+    notes = attention(students)
+    title = f"{assignment}: the class at a glance"
+    graded = [s.report.score for s in students if not s.skipped]
+    summary = (f"{len(students)} students, {len(graded)} graded; total out of {rubric.max_score:g}: "
+               + (f"mean {statistics.fmean(graded):.3g}, median {statistics.median(graded):g}" if graded else "no grades"))
+    html_path = stem.with_name(f"{stem.name}-report.html")
+    md_path = stem.with_name(f"{stem.name}-report.md")
+    replace_atomically(html_path, page_html(title, summary, stats, ranked, notes, students, pictures, feedback, base))
+    replace_atomically(md_path, page_markdown(title, summary, stats, ranked, notes, students, pictures, feedback, base))
+    return Pages(html_path, md_path, pictures, feedback)
+
+
+def short(commit: str) -> str:
+    """A commit id shortened to 12 characters; other text (why there is none) whole."""
+    return commit[:12] if len(commit) == 40 and all(c in "0123456789abcdef" for c in commit) else commit
+
+
+def _who(names: list[str]) -> str:
+    return ", ".join(names)
+
+
+def page_html(title, summary, stats, ranked, notes, students, pictures, feedback, base) -> str:
+    """The class report as one HTML page (every student text escaped)."""
+    e = lambda text: html.escape(clean(text), quote=True)  # noqa: E731
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{e(title)}</title>",
+           "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+           "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;"
+           "vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%;display:block;margin:1em 0}"
+           "</style></head><body>", f"<h1>{e(title)}</h1>", f"<p>{e(summary)}</p>"]
+    out += [f'<img src="{html.escape(link(p, base))}" alt="{e(p.stem)}">' for p in pictures]
+    if not pictures:
+        out.append("<p>No pictures: matplotlib is not installed (pip install -r requirements.txt).</p>")
+    out += ["<h2>Per exercise</h2>", "<table><tr><th>exercise</th><th>points</th><th>mean</th><th>median</th>"
+            "<th>students at zero</th></tr>"]
+    out += [f'<tr><td>{e(s.name)}</td><td class="n">{s.max_score:g}</td><td class="n">{s.mean:.3g}</td>'
+            f'<td class="n">{s.median:g}</td><td class="n">{s.zeros}</td></tr>' for s in stats]
+    out.append("</table><h2>Diagnosed mistakes, most common first</h2>")
+    if ranked:
+        out.append("<table><tr><th>students</th><th>exercise</th><th>mistake</th><th>who</th></tr>")
+        out += [f'<tr><td class="n">{len(who)}</td><td>{e(ex)}</td><td>{e(concept)}</td><td>{e(_who(who))}</td></tr>'
+                for ex, concept, who in ranked]
+        out.append("</table>")
+    else:
+        out.append("<p>No confirmed mistake.</p>")
+    out.append("<h2>To look at: not graded, flagged, modules that could not be graded</h2>")
+    if notes:
+        out.append("<table><tr><th>student</th><th>what</th><th>detail</th></tr>")
+        out += [f"<tr><td>{e(who)}</td><td>{e(what)}</td><td>{e(detail)}</td></tr>" for who, what, detail in notes]
+        out.append("</table>")
+    else:
+        out.append("<p>Nothing: every submission was graded, none flagged.</p>")
+    out += ["<h2>Students</h2>", "<table><tr><th>student</th><th>score</th><th>folder</th><th>commit</th>"
+            "<th>committed</th><th>feedback</th></tr>"]
+    for s in students:
+        score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
+        href = html.escape(link(feedback[s.folder], base))
+        out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder)}</td>'
+                   f'<td><code>{e(short(s.source.get("commit", "")))}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
+                   f'<td><a href="{href}">feedback</a></td></tr>')
+    out += ["</table>", "</body></html>", ""]
+    return "\n".join(out)
+
+
+def page_markdown(title, summary, stats, ranked, notes, students, pictures, feedback, base) -> str:
+    """The class report in Markdown (every student text made inert)."""
+    out = [f"# {md(title)}", "", md(summary), ""]
+    out += [f"![{md(p.stem)}]({link(p, base)})" for p in pictures] + [""]
+    out += ["## Per exercise", "", "| exercise | points | mean | median | students at zero |", "|---|---:|---:|---:|---:|"]
+    out += [f"| {md(s.name)} | {s.max_score:g} | {s.mean:.3g} | {s.median:g} | {s.zeros} |" for s in stats]
+    out += ["", "## Diagnosed mistakes, most common first", ""]
+    if ranked:
+        out += ["| students | exercise | mistake | who |", "|---:|---|---|---|"]
+        out += [f"| {len(who)} | {md(ex)} | {md(concept)} | {md(_who(who))} |" for ex, concept, who in ranked]
+    else:
+        out.append("No confirmed mistake.")
+    out += ["", "## To look at: not graded, flagged, modules that could not be graded", ""]
+    if notes:
+        out += ["| student | what | detail |", "|---|---|---|"]
+        out += [f"| {md(who)} | {md(what)} | {md(detail, 500)} |" for who, what, detail in notes]
+    else:
+        out.append("Nothing: every submission was graded, none flagged.")
+    out += ["", "## Students", "", "| student | score | folder | commit | committed | feedback |", "|---|---:|---|---|---|---|"]
+    for s in students:
+        score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
+        out.append(f"| {md(s.name)} | {score} | {md(s.folder)} | {md(short(s.source.get('commit', '')))} | "
+                   f"{md(s.source.get('committed_at', ''))} | [feedback]({link(feedback[s.folder], base)}) |")
+    return "\n".join(out) + "\n"
