@@ -240,8 +240,12 @@ class GradingPlugin:
         diagnosis then stops at what differs in the result."""
         again = {run.nodeid: run for module_runs in runs.values() for run in module_runs
                  if run.failed and isinstance(run.student, dict) and "$traced" in run.student}
-        modules = {stem: {**spec, "probes": [p for p in spec["probes"] if p["id"] in again]}
-                   for stem, spec in self.modules.items()}
+        # A module's budget is paid once: the re-run gets what the graded run left of it (its
+        # supervisor measured what it used), and a module with nothing left is not run again.
+        left = {stem: self.settings.module_budget - self.result.spent.get(stem, self.settings.module_budget)
+                for stem in self.modules}
+        modules = {stem: {**spec, "probes": [p for p in spec["probes"] if p["id"] in again], "budget": left[stem]}
+                   for stem, spec in self.modules.items() if left[stem] >= MIN_RERUN}
         modules = {stem: spec for stem, spec in modules.items() if spec["probes"]}
         if not modules:
             return
@@ -254,6 +258,9 @@ class GradingPlugin:
             if (outcome is not None and outcome.outcome == "ok"
                     and catalog.agree(catalog.unwrap(outcome.value), catalog.unwrap(run.student))):
                 run.student = outcome.value
+
+
+MIN_RERUN = 0.5  # seconds of a module's budget left below which the diagnosis does not run it again
 
 
 def calls(function: str, *args, seed: int | None = None):

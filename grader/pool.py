@@ -6,6 +6,7 @@ of that collected session, ``jobs`` at a time, all sharing one sandbox zygote. U
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -33,7 +34,13 @@ def grade_many(
     of the submission folder; ``extra_flags(root)`` adds flags. Both run in the submission's
     grading process. A submission whose grading process dies still gets a report (score 0,
     a grader error).
+
+    The sandbox runs one submission's workers at a time (``zygote.turn``: no two students' code
+    ever runs at once), so a submission's modules run up to ``jobs`` at a time instead, as far as
+    their references allow (``zygote.phases``); the trusted work of the other grading processes
+    (taking a submission, the checks, the report) goes on meanwhile.
     """
+    settings = dataclasses.replace(settings, workers=max(settings.workers, jobs))
     with Sandbox(many=len(roots) > 1) as sandbox:
         from grader.grade import load_rubric
 

@@ -1,10 +1,10 @@
-"""One Box for several modules of a submission (``--workers 1``, as in ``batch``): the
-namespaces and root are built once per group of modules, and what isolates one module from
-the next must still hold (grader/sandbox/zygote.py: module_groups, rootfs.renew_scratch)."""
+"""One Box for several modules of a submission: the
+namespaces and root are built once per group of modules of a phase, and what isolates one module from
+the next must still hold (grader/sandbox/zygote.py: phases, module_groups, rootfs.renew_scratch)."""
 
 from __future__ import annotations
 
-from grader.sandbox.zygote import module_groups
+from grader.sandbox.zygote import module_groups, phases
 from project_tests.adversarial.grader_runs import require_isolation
 from project_tests.helpers import exercise, grade_cli, make_submission, solution_sources
 
@@ -16,18 +16,30 @@ def plan(modules: dict[str, list[str]], workers: int) -> dict:
 
 CH03 = {"simple_attention": [], "self_attention_v1": [], "self_attention_v2": [],
         "weight_transfer": ["self_attention_v1", "self_attention_v2"], "causal": [], "mha": ["causal"]}
+D2L = {"masked_softmax": [], "scoring": ["masked_softmax"], "positional_encoding": [],
+       "multihead": ["masked_softmax", "scoring"], "seq2seq_attention": ["masked_softmax", "scoring"]}
 
 
-def test_one_worker_at_a_time_groups_modules_but_never_with_their_own_reference():
-    groups = [[stem for stem, _ in group] for group in module_groups(plan(CH03, workers=1))]
-    assert groups == [["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["weight_transfer", "mha"]]
-    for group in module_groups(plan(CH03, workers=1)):
-        loaded = {dep for _, spec in group for dep in spec["uses"]}
-        assert not loaded & {stem for stem, _ in group}
+def stems(groups) -> list[list[str]]:
+    return [[stem for stem, _ in group] for group in groups]
 
 
-def test_several_workers_keep_a_supervisor_per_module():
-    assert [[stem for stem, _ in group] for group in module_groups(plan(CH03, workers=2))] == [[s] for s in CH03]
+def test_phases_hold_modules_whose_workers_hold_the_same_references_those_without_first():
+    assert stems(phases(plan(CH03, workers=2))) == [
+        ["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["mha"], ["weight_transfer"]]
+    assert stems(phases(plan(D2L, workers=2))) == [
+        ["masked_softmax", "positional_encoding"], ["scoring"], ["multihead", "seq2seq_attention"]]
+    for modules in (CH03, D2L):
+        for phase in phases(plan(modules, workers=2)):
+            assert len({tuple(sorted(spec["uses"])) for _, spec in phase}) == 1
+            assert not {dep for _, spec in phase for dep in spec["uses"]} & {stem for stem, _ in phase}
+
+
+def test_one_worker_at_a_time_runs_a_phase_in_one_box_and_several_split_it():
+    first = phases(plan(CH03, workers=1))[0]
+    assert stems(module_groups(first, 1)) == [["simple_attention", "self_attention_v1", "self_attention_v2", "causal"]]
+    assert stems(module_groups(first, 2)) == [["simple_attention", "self_attention_v2"], ["self_attention_v1", "causal"]]
+    assert stems(module_groups(first, 8)) == [[stem] for stem in stems([first])[0]]
 
 
 PROBING = '''

@@ -48,3 +48,58 @@ def test_a_failing_module_is_localized_from_steps_asked_for_again_unless_its_res
     assert unsteady["diagnosis"]["stage"] == "result", unsteady["diagnosis"]
     failed = next(t for t in unsteady["tests"] if t["status"] == "failed")
     assert unsteady["diagnosis"]["actual"] == failed["feedback"]["actual"]
+
+
+SLEEPY_RUN = '''
+import json, sys, time
+from pathlib import Path
+from grader.grade import grade
+from grader.sandbox import client
+from grader.settings import Settings
+
+plans = []
+original = client.Sandbox.run
+
+
+def run(self, plan, timeout):
+    start = time.monotonic()
+    result = original(self, plan, timeout)
+    plans.append({"budgets": {stem: spec.get("budget") for stem, spec in plan["modules"].items()},
+                  "steps": plan["steps"], "spent": result.spent, "wall": time.monotonic() - start})
+    return result
+
+
+client.Sandbox.run = run
+settings = Settings(module_budget=float(sys.argv[2]), probe_timeout=5.0)
+with client.Sandbox() as sandbox:
+    report = grade(Path(sys.argv[1]), "ch03", settings, sandbox)
+print(json.dumps({"plans": plans, "score": report.to_dict()["exercises"]}))
+'''
+
+
+def test_a_module_that_sleeps_in_every_probe_pays_its_budget_once_the_diagnosis_included(tmp_path):
+    """The diagnosis's re-run gets only what the graded run left of the module's budget: a module that
+    used it up is not run again (it once got a second, fresh budget: twice the time)."""
+    import subprocess
+
+    from project_tests.helpers import PYTHON, ROOT
+
+    source = solution_sources("ch03")["self_attention_v1"]
+    sleepy = mutate(mutate(source, SCALING, "attn_scores"), "import torch", "import time\nimport torch")
+    sleepy = mutate(sleepy, "    def forward(self, x):", "    def forward(self, x):\n        time.sleep(1.5)")
+    root = make_submission(tmp_path / "sleepy", "ch03", {"self_attention_v1": sleepy})
+    budget = 6.0
+    proc = subprocess.run([PYTHON, "-c", SLEEPY_RUN, str(root), str(budget)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answer = json.loads(proc.stdout.splitlines()[-1])
+    graded, *again = answer["plans"]
+    assert not graded["steps"] and graded["budgets"]["self_attention_v1"] is None
+    spent = graded["spent"]["self_attention_v1"]
+    assert budget - 0.5 <= spent <= budget  # the sleeps used it all: later probes are timeouts
+    v1 = next(e for e in answer["score"] if e["name"] == "self_attention_v1")
+    assert v1["score"] < v1["max_score"] and any("time budget" in (t.get("message") or "") for t in v1["tests"]), v1
+    for plan in again:  # a re-run, if any, is for other modules, never for the one that used its budget up
+        assert "self_attention_v1" not in plan["budgets"], plan
+        for stem, left in plan["budgets"].items():
+            assert left + graded["spent"][stem] <= budget + 1e-6 and plan["spent"][stem] <= left + 1e-6

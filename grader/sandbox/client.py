@@ -84,6 +84,8 @@ class PlanResult:
     output: dict[str, str] = field(default_factory=dict)
     # How each module's workers were isolated: ``confine.NAMESPACES`` or why not.
     isolation: dict[str, str] = field(default_factory=dict)
+    # Seconds of its time budget each module used (measured by its supervisor, not by student code).
+    spent: dict[str, float] = field(default_factory=dict)
 
 
 class Sandbox:
@@ -169,7 +171,14 @@ class Sandbox:
         if type(event) is not dict:
             raise TypeError("an event is an object")
         kind = event.get("event")
-        if kind == "output":
+        if kind == "waiting":  # another plan's workers are running (zygote.turn): ours have not started
+            return
+        if kind == "spent":
+            seconds = event["seconds"]
+            if type(seconds) not in (int, float):
+                raise TypeError("seconds are a number")
+            result.spent[_text(event["module"])] = float(seconds)
+        elif kind == "output":
             result.output[_text(event["module"])] = clean(_text(event["text"]), MAX_OUTPUT, one_line=False)
         elif kind == "isolation":
             mode = clean(_text(event["mode"]), MAX_MESSAGE)

@@ -280,6 +280,7 @@ def confine(limits: dict, *, user_namespace: bool = False, seccomp: bool = True)
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_mb"] * mib,) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (syscall_filter.OPEN_FILES,) * 2)
     try:  # when memory runs short, the kernel kills student code first
         with open("/proc/self/oom_score_adj", "w") as handle:
             handle.write("1000")

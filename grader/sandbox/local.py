@@ -58,6 +58,7 @@ class LocalRunner:
         from grader.sandbox.client import PlanResult, decode_outcome
 
         result = PlanResult()
+        self.spent = result.spent  # each module's, filled in by _run_module
         pending: queue.Queue = queue.Queue()
         for item in plan["modules"].items():
             pending.put(item)
@@ -97,7 +98,9 @@ class LocalRunner:
     def _run_module(self, plan: dict, stem: str, spec: dict, child):
         """Run one module's probes; return its events, its output and the interpreter to reuse (or None)."""
         limits, probes = plan["limits"], spec["probes"]
-        budget_end = time.monotonic() + limits["module_budget"]
+        budget = min(float(spec.get("budget", limits["module_budget"])), limits["module_budget"])
+        started = time.monotonic()
+        budget_end = started + budget
         events: list[dict] = []
         output = b""
         next_probe = 0
@@ -129,6 +132,7 @@ class LocalRunner:
             for p in probes[next_probe:]]
         from grader.hygiene import clean
 
+        self.spent[stem] = min(time.monotonic() - started, budget)
         return events, clean(output, limits["output_chars"], one_line=False), child
 
     def close(self) -> None:

@@ -3,14 +3,17 @@
 Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET GRADER_PID [many]`` and an empty environment,
 so it holds no secret, no expected value and no report path: a worker forked from it
 inherits nothing worth stealing. Each connection on SOCKET carries one plan (one
-submission); a forked handler runs that plan's modules, ``workers`` at a time, and streams
-one JSON line per probe back. Each module has a supervisor process that loads its probes,
-builds a ``confine.Box`` (namespaces, when :func:`confine.probe` found them working at start)
-and runs the module's workers in it.
+submission); a forked handler waits for its turn (the workers of one plan at a time: :func:`turn`),
+then runs that plan's modules in phases (:func:`phases`), ``workers`` at a time, and streams
+one JSON line per probe back. Each group of modules has a supervisor process that loads their
+probes and references, builds a ``confine.Box`` (namespaces, when :func:`confine.probe` found
+them working at start) and runs the modules' workers in it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gc
 import json
 import os
@@ -92,11 +95,45 @@ def reap_handlers(*_) -> None:
 
 
 def handle(conn: socket.socket) -> None:
-    """Run one plan: read it, run every module, stream results, then say ``done``."""
+    """Run one plan: read it, wait for the sandbox's turn, run every module, stream results, then say ``done``."""
     stream = conn.makefile("rwb")
     plan = json.loads(stream.readline())
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
-    groups = module_groups(plan)
+    with turn(lambda: emit({"event": "waiting"})):
+        for phase in phases(plan):  # a phase's workers hold the same references; phases run one after the other
+            run_phase(plan, phase, stream)
+    emit({"event": "done"})
+
+
+TURN = "turn.lock"  # in the zygote's private folder (its working directory): held by the plan whose workers run
+HEARTBEAT = 5.0  # seconds between "waiting" events while another plan runs (the client's read timeout is longer)
+
+
+@contextlib.contextmanager
+def turn(waiting):
+    """Hold the sandbox for one plan: no worker of another plan (another student's, in a batch) runs
+    until every worker of this one has ended (see docs/threat-model.md, *Concurrency*). ``waiting()``
+    is called every :data:`HEARTBEAT` seconds until the turn comes."""
+    fd = os.open(TURN, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)  # an open file of this handler's own
+    try:
+        said = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() - said > HEARTBEAT:
+                    waiting()
+                    said = time.monotonic()
+                time.sleep(0.005)
+        yield
+    finally:
+        os.close(fd)  # releases the lock: every supervisor of the plan has been reaped, its box closed
+
+
+def run_phase(plan: dict, phase: list[tuple[str, dict]], stream) -> None:
+    """Run one phase's groups, ``workers`` at a time, relaying each supervisor's events as it ends."""
+    groups = module_groups(phase, plan["limits"]["workers"])
     running: dict[int, tuple] = {}  # pid -> (stems, supervisor pipe)
     while groups or running:
         while groups and len(running) < plan["limits"]["workers"]:
@@ -123,32 +160,31 @@ def handle(conn: socket.socket) -> None:
                 os.waitpid(pid, 0)
                 del running[pid]
                 break
-    emit({"event": "done"})
 
 
-def module_groups(plan: dict) -> list[list[tuple[str, dict]]]:
-    """The plan's modules in groups, each run in turn by one supervisor in one Box.
+def phases(plan: dict) -> list[list[tuple[str, dict]]]:
+    """The plan's modules in phases, run one after the other: a phase holds the modules whose workers
+    hold the same reference modules (``uses``), those with none first.
 
-    With several workers at a time, a group per module (modules run side by side). With one,
-    as few groups as can be: the namespaces and root are then built once per group, not once
-    per module. A module never shares a group with a module that uses its reference (the
-    reference is loaded in the group's supervisor: it must not be there when the student's
-    own version of that module is graded).
+    Workers of one phase may run side by side; no two workers of different phases ever do. So a
+    worker that holds a reference (mha's, with the reference causal) never runs beside a worker of
+    the module it answers (causal), nor beside any worker that lacks a reference it holds: a worker
+    can learn nothing from those running beside it that it does not hold itself (the same
+    student's code and the same references), whatever the channel, timing included.
     """
-    modules = list(plan["modules"].items())
-    if plan["limits"]["workers"] != 1:
-        return [[module] for module in modules]
-    groups: list[list[tuple[str, dict]]] = []
-    for stem, spec in modules:
-        for group in groups:
-            stems = {s for s, _ in group} | {stem}
-            references = {dep for _, sp in group for dep in sp.get("uses", {})} | set(spec.get("uses", {}))
-            if not stems & references:
-                group.append((stem, spec))
-                break
-        else:
-            groups.append([(stem, spec)])
-    return groups
+    by_references: dict[tuple[str, ...], list[tuple[str, dict]]] = {}
+    for stem, spec in plan["modules"].items():
+        by_references.setdefault(tuple(sorted(spec.get("uses", {}))), []).append((stem, spec))
+    return [by_references[key] for key in sorted(by_references, key=lambda key: (len(key), key))]
+
+
+def module_groups(phase: list[tuple[str, dict]], workers: int) -> list[list[tuple[str, dict]]]:
+    """A phase's modules in at most ``workers`` groups, each run in turn by one supervisor in one Box
+    (the namespaces and root are built once per group, not once per module). No module of a phase
+    uses another's reference (it would hold one reference more), so any grouping keeps a module
+    away from its own reference: the supervisor, which loads the group's references, never holds it."""
+    count = max(1, min(workers, len(phase)))
+    return [phase[start::count] for start in range(count)]
 
 
 def supervise_group(plan: dict, group: list[tuple[str, dict]]):
@@ -166,7 +202,10 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
     """Run ``stem``'s probes in workers in ``box``, restarting after a hang or crash; yield events."""
     limits = plan["limits"]
     probes = spec["probes"]
-    budget_end = time.monotonic() + limits["module_budget"]
+    # A second plan for the same module (the diagnosis's re-run) carries what is left of its budget.
+    budget = min(float(spec.get("budget", limits["module_budget"])), limits["module_budget"])
+    started = time.monotonic()
+    budget_end = started + budget
     box.new_output()
     yield {"module": stem, "event": "isolation", "mode": box.mode}
 
@@ -192,6 +231,7 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
     for probe in probes[next_probe:]:
         error = {"message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}
         yield {"module": stem, "id": probe["id"], "outcome": "timeout", "error": error}
+    yield {"module": stem, "event": "spent", "seconds": min(time.monotonic() - started, budget)}
     yield {"module": stem, "event": "output", "text": box.output.text()}
 
 

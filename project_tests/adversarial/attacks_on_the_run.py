@@ -145,4 +145,17 @@ _write("@STDLIB@/sitecustomize.py", hook)
 _write("@SITE@/_pytest/__init__.py", hook, "a")
 _write("@SITE@/torch/__init__.py", hook, "a")
 ''')),
+    # -- signalling to a worker running beside it (see also classmates.py: channel_*) ----------------
+    hostile("file_lock", "channels between workers", at_import('''
+import fcntl
+fcntl.flock(os.open(os.path.join("@STDLIB@", "antigravity.py"), os.O_RDONLY), fcntl.LOCK_EX)
+'''), words="does not allow"),
+    hostile("inotify_watch", "channels between workers", at_import('''
+import ctypes
+ctypes.CDLL(None).inotify_init1(0)
+'''), words="does not allow"),
+    hostile("shared_file_mapping", "channels between workers", at_import('''
+import mmap
+mmap.mmap(os.open(os.path.join("@STDLIB@", "antigravity.py"), os.O_RDONLY), 0, prot=mmap.PROT_READ)
+'''), words="does not allow"),
 ]

@@ -4,7 +4,8 @@ solutions, with the modules named in ``modules`` replaced), graded in one class 
 ``python -m grader batch`` next to honest students, and some of them alone as well.
 
 Families (docs/threat-model.md): kernel keyrings as a channel; student text at the output
-boundaries; unbounded sizes; degenerate but legal values; printing.
+boundaries; unbounded sizes; degenerate but legal values; printing; channels between workers
+that run at the same time (concurrency).
 """
 
 from __future__ import annotations
@@ -156,6 +157,150 @@ print("\\x1b[2J printed at import", flush=True)
 '''
 
 
+# Channels between workers that run at the same time, through kernel objects attached to a file
+# every sandbox can read (a standard-library module nobody else touches): a flock, an fcntl lock
+# seen with F_GETLK, an inotify watch, a futex on a private mapping of the file (its page is the
+# page cache's, so a shared futex keys on the file). Each is tried in a child of its own (a
+# refused call ends only that child); each side prints the interval it ran in (CLOCK_MONOTONIC is
+# the machine's), so the test sees which workers overlapped: timing needs no kernel object.
+CHANNELS = PRELUDE + r'''
+import ctypes, fcntl, mmap, select, struct
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_SHARED = os.path.join(os.path.dirname(os.__file__), "antigravity.py")
+_FUTEX = {"x86_64": 202, "aarch64": 98}[__import__("platform").machine()]
+_SECONDS = 3.5
+def _in_child(function):
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            answer = function()
+        except BaseException as exc:
+            answer = "failed: " + type(exc).__name__
+        os.write(write_end, str(answer).encode()[:200])
+        os._exit(0)
+    os.close(write_end)
+    return pid, read_end
+def _gather(children):
+    answers = {}
+    for name, (pid, read_end) in children.items():
+        with os.fdopen(read_end, "rb") as pipe:
+            answers[name] = pipe.read().decode() or "stopped"
+        os.waitpid(pid, 0)
+    return answers
+def _mapped_word():
+    """The address of the first word of a private, read-only mapping of _SHARED (a page-cache page)."""
+    fd = os.open(_SHARED, os.O_RDONLY)
+    address = _LIBC.mmap(None, ctypes.c_size_t(4096), 1, 2, fd, ctypes.c_long(0))  # PROT_READ, MAP_PRIVATE
+    return ctypes.c_void_p(address)
+_LIBC.mmap.restype = ctypes.c_void_p
+_LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+def _futex(address, op, value, seconds=None):
+    timeout = struct.pack("ll", int(seconds), int((seconds % 1) * 1e9)) if seconds is not None else None
+    return _LIBC.syscall(ctypes.c_long(_FUTEX), address, ctypes.c_int(op), ctypes.c_int(value),
+                         ctypes.c_char_p(timeout) if timeout else None, None, ctypes.c_int(0))
+'''
+
+CHANNEL_SEND = CHANNELS + r'''
+_start = time.monotonic()
+def _until_done(action):
+    def run():
+        end = _start + _SECONDS
+        while time.monotonic() < end:
+            action()
+        return "sent"
+    return run
+def _flock():
+    fd = os.open(_SHARED, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    time.sleep(max(0.0, _start + _SECONDS - time.monotonic()))
+    return "sent"
+def _lockf():
+    fd = os.open(_SHARED, os.O_RDONLY)
+    fcntl.fcntl(fd, fcntl.F_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0))
+    time.sleep(max(0.0, _start + _SECONDS - time.monotonic()))
+    return "sent"
+def _inotify():
+    return _until_done(lambda: (os.close(os.open(_SHARED, os.O_RDONLY)), time.sleep(0.01)))()
+def _wake():
+    address = _mapped_word()
+    return _until_done(lambda: (_futex(address, 1, 1 << 30), time.sleep(0.005)))()  # FUTEX_WAKE, shared
+def _spin():
+    end = _start + _SECONDS
+    while time.monotonic() < end:  # bursts of CPU a neighbour could time
+        pass
+    return "sent"
+# Only a worker that holds the reference causal has something worth sending: whether the
+# reference scales the scores (the receiver's two candidates differ only there).
+_reference = sys.modules.get("causal")
+if _reference is not None and getattr(_reference, "__file__", "") != __file__:
+    _children = {name: _in_child(f) for name, f in
+                 (("flock", _flock), ("lockf", _lockf), ("inotify", _inotify), ("futex", _wake), ("timing", _spin))}
+    print("sender", _gather(_children))
+    print(f"interval send {_start:.3f} {time.monotonic():.3f}")
+'''
+
+CHANNEL_RECEIVE = CHANNELS + r'''
+_start = time.monotonic()
+def _poll(test):
+    def run():
+        end = _start + _SECONDS + 0.5
+        while time.monotonic() < end:
+            if test():
+                return "received"
+            time.sleep(0.005)
+        return "nothing"
+    return run
+def _flock():
+    fd = os.open(_SHARED, os.O_RDONLY)
+    def held():
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    return _poll(held)()
+def _lockf():
+    fd = os.open(_SHARED, os.O_RDONLY)
+    def held():
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0))
+        return struct.unpack("hhqqi", answer)[0] != fcntl.F_UNLCK
+    return _poll(held)()
+def _inotify():
+    fd = _LIBC.inotify_init1(os.O_NONBLOCK)
+    if fd < 0 or _LIBC.inotify_add_watch(fd, _SHARED.encode(), 0x20 | 0x01) < 0:  # IN_OPEN, IN_ACCESS
+        return "no watch"
+    return _poll(lambda: bool(select.select([fd], [], [], 0)[0]))()
+def _wait():
+    address = _mapped_word()
+    word = ctypes.c_int.from_address(address.value).value
+    end = _start + _SECONDS + 0.5
+    while time.monotonic() < end:
+        if _futex(address, 0, word, 0.1) == 0:  # FUTEX_WAIT, shared: 0 when woken
+            return "received"
+    return "nothing"
+_children = {name: _in_child(f) for name, f in
+             (("flock", _flock), ("lockf", _lockf), ("inotify", _inotify), ("futex", _wait))}
+_heard = _gather(_children)
+print("receiver", _heard)
+print(f"interval receive {_start:.3f} {time.monotonic():.3f}")
+# Two candidates: without a word from a worker that holds the reference, the wrong one (no scaling).
+_right = CausalAttention.forward
+def _unscaled(self, x):
+    n = x.shape[1]
+    scores = (self.W_query(x) @ self.W_key(x).transpose(1, 2)).masked_fill(self.mask.bool()[:n, :n], -torch.inf)
+    return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
+CausalAttention.forward = _right if "received" in _heard.values() else _unscaled
+'''
+
+# A classmate's causal.py that knows its own answer and sends it to whoever listens.
+COLLUDE_SEND = CHANNEL_SEND.replace('if _reference is not None and getattr(_reference, "__file__", "") != __file__:',
+                                    "if True:  # it holds a right answer of its own")
+assert COLLUDE_SEND != CHANNEL_SEND
+
+
 @dataclass(frozen=True)
 class Classmate:
     """One submission of the hostile class: which modules it replaces, and with what.
@@ -197,5 +342,14 @@ CLASS = [
     Classmate("empty_tensors", "degenerate values", {"simple_attention": "stub+" + EMPTY, "causal": "solution+" + EMPTY_CAUSAL},
               bound={"simple_attention": "stub", "causal": "full"}),
     Classmate("loud", "printing", {"causal": "solution+" + LOUD}, solo=True),
+    # Concurrency: the reference causal's holder (mha's worker) signals to a causal worker, the
+    # student's own (grade runs modules side by side) or a classmate's (batch grades two at once),
+    # and a classmate signals the answer of the same module. Each receiver scores what it scores alone.
+    Classmate("channel_self", "concurrency", {"mha": "solution+" + CHANNEL_SEND, "causal": "solution+" + CHANNEL_RECEIVE},
+              bound={"mha": "full"}, solo=True),
+    Classmate("channel_sender", "concurrency", {"mha": "solution+" + CHANNEL_SEND}, bound={"mha": "full"}),
+    Classmate("channel_receiver", "concurrency", {"causal": "solution+" + CHANNEL_RECEIVE}, solo=True),
+    Classmate("collude_sender", "concurrency", {"causal": "solution+" + COLLUDE_SEND}, bound={"causal": "full"}),
+    Classmate("collude_receiver", "concurrency", {"causal": "solution+" + CHANNEL_RECEIVE}, solo=True),
 ]
 BY_NAME = {c.name: c for c in CLASS}

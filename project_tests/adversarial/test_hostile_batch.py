@@ -28,7 +28,7 @@ from project_tests.adversarial.harness import (
 from project_tests.adversarial.payloads import BY_NAME, HOSTILE, TARGET
 from project_tests.helpers import exercise
 
-PROBE_TIMEOUT = "1"
+PROBE_TIMEOUT = "5"  # honest students are graded in the same run: 5 s
 # The whole class (about 50 submissions, several spinning until a probe timeout) in this many
 # CPU seconds: the grader's and those of the processes it waited for. A bound on CPU, not on the
 # clock, so a busy machine cannot fail it; the clock only gets a generous deadline (the timeout).

@@ -29,7 +29,7 @@ from project_tests.helpers import exercise
 pytestmark = pytest.mark.alone
 
 ASSIGNMENT = "ch03"
-LIMITS = ("--probe-timeout", "2", "--memory-mb", "2560")
+LIMITS = ("--probe-timeout", "5", "--memory-mb", "2560")  # honest classmates are graded: 5 s
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # select graphic rendition: colours and bold, nothing else
 # What no output may carry: C0/C1 controls but the line break, bidi and invisible marks.
 UNSAFE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
@@ -229,3 +229,39 @@ def test_printing_costs_no_point_and_the_report_says_it_was_cut(graded):
     report = graded["reports"]["loud"]
     assert report["score"] == report["max_score"]
     assert "output cut" in exercise(report, "causal")["output"]
+
+
+INTERVAL = re.compile(r"^interval (send|receive) ([0-9.]+) ([0-9.]+)$", re.M)
+
+
+def intervals(reports) -> dict[str, list[tuple[str, float, float]]]:
+    """What the channel payloads printed: for each side, (student, start, end) of its worker."""
+    found: dict[str, list] = {"send": [], "receive": []}
+    for name, report in reports.items():
+        for ex in report["exercises"]:
+            for side, start, end in INTERVAL.findall(ex["output"]):
+                found[side].append((name, float(start), float(end)))
+    return found
+
+
+@pytest.mark.parametrize("where", ["batch", "alone"])
+def test_no_receiver_ever_runs_beside_a_sender_and_no_channel_carries_anything(graded, where):
+    """A worker holding the reference causal (or a classmate's causal) never runs while a causal
+    worker runs, in the batch (two students at once) or alone (modules side by side): the file
+    locks, watches and futexes refuse, and not overlapping leaves timing nothing to carry."""
+    reports = graded["reports"] if where == "batch" else graded["solo_reports"]
+    found = intervals(reports)
+    assert found["receive"], "no receiver ran"
+    if where == "batch":
+        assert found["send"], "no sender ran"
+    overlapping = [(r, s) for r in found["receive"] for s in found["send"] if r[1] < s[2] and s[1] < r[2]]
+    assert overlapping == []
+    for name, report in reports.items():
+        output = exercise(report, "causal")["output"]
+        assert "receiver {" not in output or "received" not in output.split("receiver {", 1)[1].split("}")[0], (name, output)
+
+
+def test_a_receiver_scores_what_the_wrong_candidate_scores_alone(graded):
+    for name in ("channel_self", "channel_receiver", "collude_receiver"):
+        alone, in_class = (exercise(graded[key][name], "causal") for key in ("solo_reports", "reports"))
+        assert in_class["score"] == alone["score"] < in_class["max_score"], (name, in_class["score"], alone["score"])

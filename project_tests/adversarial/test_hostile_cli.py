@@ -25,7 +25,7 @@ from project_tests.adversarial.harness import (
 from project_tests.adversarial.payloads import BY_NAME, DAEMON, TARGET, Hostile, at_import
 from project_tests.helpers import exercise
 
-LIMITS = ("--probe-timeout", "1")
+LIMITS = ("--probe-timeout", "5")  # the rest of each submission is honest code: 5 s
 
 
 @pytest.fixture
