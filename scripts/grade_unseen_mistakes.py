@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader.model import Report  # noqa: E402
 from grader.reports import summary, terminal  # noqa: E402
+from grader.reports.common import diagnosis_line  # noqa: E402
 from project_tests.helpers import PYTHON, grade_many, make_submission, mutate, solution_sources  # noqa: E402
 
 DATA = ROOT / "project_tests" / "unseen_mistakes.toml"
@@ -138,8 +139,19 @@ def module_view(report: dict, stem: str) -> dict:
         "score": module["score"], "max_score": module["max_score"], "message": module["message"],
         "diagnosis": module["diagnosis"], "failing": failing,
         "other_modules_failing": [e["name"] for e in report["exercises"] if e["name"] != stem and e["score"] < e["max_score"]],
+        "other_modules_feedback": {e["name"]: other_feedback(e) for e in report["exercises"]
+                                   if e["name"] != stem and e["score"] < e["max_score"]},
         "grader_errors": report["grader_errors"],
     }
+
+
+def other_feedback(exercise: dict) -> str:
+    """Another module's feedback in one line: its diagnosis, else its first failing check's message."""
+    line = diagnosis_line(Report.from_dict({"assignment": "", "score": 0, "max_score": 0, "exercises": [exercise]}).exercises[0].diagnosis)
+    failing = [t for t in exercise["tests"] if t["status"] != "passed"]
+    line = line or next((t["message"] for t in failing), exercise["message"])
+    hints = dict.fromkeys((t.get("feedback") or {}).get("hint", "") for t in failing)
+    return " ".join([line, *(f"Hint: {h}" for h in hints if h and h not in line)])
 
 
 def hidden_text(report: dict, stem: str) -> str:
@@ -185,13 +197,13 @@ def main() -> int:
         lines += [f"## {m['id']} ({m['assignment']}/{m['module']}.py)", "", f"*Mistake*: {m['why']}  ",
                   f"*Mistaken line*: `{m['line_hint']}`", "", "### Hidden grade", "", hidden_text(hidden[m["id"]], m["module"])]
         others = entry["hidden"]["other_modules_failing"]
-        if others:
-            lines += [f"(other modules that lost points: {', '.join(others)})", ""]
+        for name in others:
+            lines += [f"(also lost points: {name}.py: {entry['hidden']['other_modules_feedback'][name]})", ""]
         if m["id"] in public:
             entry["public"] = module_view(public[m["id"]], m["module"])
             lines += ["### Public check", "", "```", public_text(public[m["id"]], m["module"]).rstrip(), "```", ""]
-            if entry["public"]["other_modules_failing"]:
-                lines += [f"(other modules failing the public check: {', '.join(entry['public']['other_modules_failing'])})", ""]
+            for name, text in entry["public"]["other_modules_feedback"].items():
+                lines += [f"(also failing the public check: {name}.py: {text})", ""]
         results.append(entry)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "feedback.json").write_text(json.dumps(results, indent=1) + "\n")
