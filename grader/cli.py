@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--csv", type=Path, required=True, dest="csv_path", help="write the grades here")
     batch.add_argument("--reports", type=Path, dest="reports_dir",
                        help="folder for each student's REPORT.json (default: <csv folder>/<assignment>-reports)")
-    batch.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="submissions graded at once")
+    batch.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
+                       help="grading processes at once (the sandbox runs one student's code at a time, this many modules of it)")
     batch.add_argument("--template", type=Path, help="the released template: flag changed workflows and tests")
     batch.add_argument("--gradebook", type=Path, help="an nbgrader course folder: put the scores in its gradebook.db")
     batch.add_argument("--duedate", default="", help="written to the CSV's duedate column")
@@ -47,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--no-reuse", action="store_false", dest="reuse_passes",
                        help="run every check for every student, even on a value it already passed on in this batch")
     add_limits(batch)
-    batch.set_defaults(workers=1)  # parallel across submissions (--jobs), not within one
+    # --jobs grading processes at once; the sandbox runs one submission's workers at a time, --jobs modules of it at once
+    batch.set_defaults(workers=1)
 
     demo = commands.add_parser("demo", help="grade the reference solutions and a bundled sample submission")
     demo.add_argument("--assignment", default="ch03", help="for example ch03 (default) or d2l_attention")
@@ -76,6 +78,14 @@ def add_limits(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--probe-timeout", type=float, default=defaults.probe_timeout, help="seconds per check")
     group.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help="address space per process")
     group.add_argument("--workers", type=int, default=defaults.workers, help="modules graded at once")
+    group.add_argument("--module-budget", type=float, default=defaults.module_budget,
+                       help="seconds all checks of one module may take together")
+    group.add_argument("--cpu-seconds", type=int, default=defaults.cpu_seconds, help="CPU seconds per process")
+    group.add_argument("--file-mb", type=int, default=defaults.file_mb, help="largest file a process may write")
+    group.add_argument("--output-chars", type=int, default=defaults.output_chars,
+                       help="characters of a module's printed output kept in the report")
+    group.add_argument("--sandbox-user", default=defaults.sandbox_user,
+                       help="unprivileged user that runs student code when the grader runs as root")
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -85,6 +95,11 @@ def settings_from(args: argparse.Namespace) -> Settings:
         probe_timeout=args.probe_timeout,
         memory_mb=args.memory_mb,
         workers=args.workers,
+        module_budget=args.module_budget,
+        cpu_seconds=args.cpu_seconds,
+        file_mb=args.file_mb,
+        output_chars=args.output_chars,
+        sandbox_user=args.sandbox_user,
         reuse_passes=getattr(args, "reuse_passes", True),
     )
 

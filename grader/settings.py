@@ -1,4 +1,4 @@
-"""One settings object for a grading run; every command-line flag maps onto a field."""
+"""One settings object for a grading run; each command-line flag of a limit maps onto a field."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 class Settings:
     """Limits and locations shared by every step of grading.
 
-    The defaults suit a laptop or a GitHub-hosted runner; every one can be set from the
-    command line (see ``grader.cli``).
+    The defaults suit a laptop or a GitHub-hosted runner. Every field but ``project_root`` (the
+    checkout this grader belongs to) has a flag of the same name in ``grader.cli``: ``--suite``
+    for ``suite_dir``, ``--no-reuse`` for ``reuse_passes`` (``batch`` only), ``--probe-timeout``,
+    ``--module-budget``, ``--memory-mb``, ``--cpu-seconds``, ``--file-mb``, ``--workers``,
+    ``--output-chars`` and ``--sandbox-user`` for the rest (``project_tests/test_cli_settings.py``).
     """
 
     # Where the instructor's material lives: solutions/<assignment>/, tests/<assignment>/.
