@@ -4,8 +4,9 @@ For every assignment: the released template's workflow is read from the released
 install step runs exactly as the YAML writes it, twice, each time on a fresh runner (a fresh
 Python standing in for setup-python, ``uv`` on PATH standing in for setup-uv), with the cache
 folder of its ``actions/cache`` step kept between the two as that action would restore it;
-both times are printed. The CPU index, unreachable offline, is dropped, and this machine's
-``PIP_FIND_LINKS`` (where its torch wheel lies) is handed to uv as ``UV_FIND_LINKS``. The
+both times are printed. The CPU index, unreachable offline, is dropped, and pip's settings of
+the environment are handed to uv (``PIP_FIND_LINKS``, where this machine's torch wheel lies, as
+``UV_FIND_LINKS``; the CI's ``PIP_EXTRA_INDEX_URL`` as ``UV_EXTRA_INDEX_URL``). The
 instructor checkout is put where the workflow's own step moves it; the grade step's command
 runs exactly as the YAML writes it, as root (a ``sudo`` that only passes the command on, where
 the machine has none and we are root already), with the venv the install step added to
@@ -53,6 +54,10 @@ def step(steps: list[dict], *, named: str = "", step_id: str = "") -> dict:
     return next(s for s in steps if (step_id and s.get("id") == step_id) or (named and s.get("name", "").startswith(named)))
 
 
+# pip's environment variables and uv's for the same setting.
+UV_NAMES = {"PIP_FIND_LINKS": "UV_FIND_LINKS", "PIP_INDEX_URL": "UV_INDEX_URL", "PIP_EXTRA_INDEX_URL": "UV_EXTRA_INDEX_URL"}
+
+
 def uv_binary() -> str:
     """The ``uv`` that setup-uv would put on PATH: the one of the project's environment."""
     from uv import find_uv_bin  # pinned in requirements.txt
@@ -81,8 +86,9 @@ class Runner:
             "GITHUB_STEP_SUMMARY": str(self.summary), "GITHUB_PATH": str(self.path_file),
             **{k: v for k, v in os.environ.items() if k.startswith("PIP_")},  # this machine's package index
         }
-        if "PIP_FIND_LINKS" in os.environ:  # where this machine keeps its torch wheel, for uv too
-            self.env["UV_FIND_LINKS"] = os.environ["PIP_FIND_LINKS"]
+        # pip's settings of this machine or CI, for uv too: here PIP_FIND_LINKS (where this machine
+        # keeps its torch wheel), in the instructor's CI PIP_EXTRA_INDEX_URL (the CPU index).
+        self.env |= {uv: os.environ[pip] for pip, uv in UV_NAMES.items() if pip in os.environ}
         self.env |= {k: v for k, v in os.environ.items() if k in ("SSL_CERT_FILE", "SSL_CERT_DIR")}  # this machine's CAs
 
     def expand(self, value: str) -> str:

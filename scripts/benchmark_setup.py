@@ -45,6 +45,9 @@ WORKFLOW = ROOT / "template" / ".github" / "workflows" / "classroom.yml"
 PIP_STEP = 'python -m pip install --disable-pip-version-check -r "$RUNNER_TEMP/grader/grader/requirements.txt"'
 
 
+UV_NAMES = {"PIP_FIND_LINKS": "UV_FIND_LINKS", "PIP_INDEX_URL": "UV_INDEX_URL", "PIP_EXTRA_INDEX_URL": "UV_EXTRA_INDEX_URL"}
+
+
 def uv_binary() -> str:
     from uv import find_uv_bin  # pinned in requirements.txt
 
@@ -76,8 +79,7 @@ class Runner:
             **{k: v for k, v in os.environ.items() if k.startswith("PIP_") and k != "PIP_CACHE_DIR"},
             **{k: v for k, v in os.environ.items() if k in ("SSL_CERT_FILE", "SSL_CERT_DIR")},
         }
-        if "PIP_FIND_LINKS" in os.environ:
-            self.env["UV_FIND_LINKS"] = os.environ["PIP_FIND_LINKS"]
+        self.env |= {uv: os.environ[pip] for pip, uv in UV_NAMES.items() if pip in os.environ}  # pip's settings, for uv
 
     def run(self, step: dict) -> float:
         """Seconds the step's script takes (bash -eo pipefail, as Actions runs it)."""
