@@ -1,18 +1,23 @@
 """A rehearsal of the student's GitHub job, outside the project's own .venv.
 
-For every assignment: the released template's workflow is read from the released file; a
-fresh virtual environment gets only what that workflow's install step installs (the CPU
-index, unreachable offline, is dropped so pip uses this machine's default); the instructor
-checkout is put where the workflow's own step moves it; the grade step's command runs exactly
-as the YAML writes it, as root (a ``sudo`` that only passes the command on, where the machine
-has none and we are root already). Solutions must score full and stubs zero, with payloads
-that the reporter turns into the same totals. Then the environment is broken on purpose
-(numpy not installed; another torch version) and the grader must exit 3 with one line and an
-``::error::``, and post nothing.
+For every assignment: the released template's workflow is read from the released file. Its
+install step runs exactly as the YAML writes it, twice, each time on a fresh runner (a fresh
+Python standing in for setup-python, ``uv`` on PATH standing in for setup-uv), with the cache
+folder of its ``actions/cache`` step kept between the two as that action would restore it;
+both times are printed. The CPU index, unreachable offline, is dropped, and pip's settings of
+the environment are handed to uv (``PIP_FIND_LINKS``, where this machine's torch wheel lies, as
+``UV_FIND_LINKS``; the CI's ``PIP_EXTRA_INDEX_URL`` as ``UV_EXTRA_INDEX_URL``). The
+instructor checkout is put where the workflow's own step moves it; the grade step's command
+runs exactly as the YAML writes it, as root (a ``sudo`` that only passes the command on, where
+the machine has none and we are root already), with the venv the install step added to
+``$GITHUB_PATH``. Solutions must score full and stubs zero, with payloads that the reporter
+turns into the same totals. Then the environment is broken on purpose (numpy not installed;
+another torch version) and the grader must exit 3 with one line and an ``::error::``, and post
+nothing.
 
-The job's venv is built once and kept in ``.rehearsal-venvs/`` while neither the install
-step's command nor the file it installs changes (``venv_key``); a clean clone builds it on its
-first run, and a venv whose packages changed since it was built is built again.
+The cache folder is kept in ``.rehearsal-venvs/`` (ignored by git), keyed like the workflow's
+cache (the requirements file and the Python): in a clean clone the first install of a run starts
+from an empty cache, later runs start from the kept one.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -48,33 +54,56 @@ def step(steps: list[dict], *, named: str = "", step_id: str = "") -> dict:
     return next(s for s in steps if (step_id and s.get("id") == step_id) or (named and s.get("name", "").startswith(named)))
 
 
+# pip's environment variables and uv's for the same setting.
+UV_NAMES = {"PIP_FIND_LINKS": "UV_FIND_LINKS", "PIP_INDEX_URL": "UV_INDEX_URL", "PIP_EXTRA_INDEX_URL": "UV_EXTRA_INDEX_URL"}
+
+
+def uv_binary() -> str:
+    """The ``uv`` that setup-uv would put on PATH: the one of the project's environment."""
+    from uv import find_uv_bin  # pinned in requirements.txt
+
+    return find_uv_bin()
+
+
 class Runner:
     """A GitHub-hosted runner in a folder: a workspace, RUNNER_TEMP and the job's environment."""
 
     def __init__(self, folder: Path, template: Path, python_bin: Path):
         self.workspace, self.temp, self.home = folder / "workspace", folder / "runner-temp", folder / "home"
         shutil.copytree(template, self.workspace)
-        for path in (self.temp, self.home, folder / "bin"):
+        tools = folder / "bin"
+        for path in (self.temp, self.home, tools):
             path.mkdir(parents=True, exist_ok=True)
-        self.output, self.summary = self.temp / "github-output", self.temp / "step-summary"
-        paths = [str(python_bin)]
+        self.output, self.summary, self.path_file = (self.temp / name for name in ("github-output", "step-summary", "github-path"))
+        (tools / "uv").symlink_to(uv_binary())  # what setup-uv does
         if shutil.which("sudo") is None:  # root already: sudo only has to pass the command on
-            sudo = folder / "bin" / "sudo"
-            sudo.write_text('#!/bin/sh\n[ "$1" = "-E" ] && shift\nexec "$@"\n')
-            sudo.chmod(0o755)
-            paths.append(str(sudo.parent))
+            (tools / "sudo").write_text('#!/bin/sh\n[ "$1" = "-E" ] && shift\nexec "$@"\n')
+            (tools / "sudo").chmod(0o755)
+        self.paths = [str(python_bin), str(tools), "/usr/local/bin", "/usr/bin", "/bin"]
         self.env = {
-            "PATH": os.pathsep.join([*paths, "/usr/local/bin", "/usr/bin", "/bin"]), "HOME": str(self.home),
-            "LANG": "C.UTF-8", "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(self.workspace),
-            "RUNNER_TEMP": str(self.temp), "GITHUB_OUTPUT": str(self.output), "GITHUB_STEP_SUMMARY": str(self.summary),
+            "HOME": str(self.home), "LANG": "C.UTF-8", "CI": "true", "GITHUB_ACTIONS": "true",
+            "GITHUB_WORKSPACE": str(self.workspace), "RUNNER_TEMP": str(self.temp), "GITHUB_OUTPUT": str(self.output),
+            "GITHUB_STEP_SUMMARY": str(self.summary), "GITHUB_PATH": str(self.path_file),
             **{k: v for k, v in os.environ.items() if k.startswith("PIP_")},  # this machine's package index
         }
+        # pip's settings of this machine or CI, for uv too: here PIP_FIND_LINKS (where this machine
+        # keeps its torch wheel), in the instructor's CI PIP_EXTRA_INDEX_URL (the CPU index).
+        self.env |= {uv: os.environ[pip] for pip, uv in UV_NAMES.items() if pip in os.environ}
+        self.env |= {k: v for k, v in os.environ.items() if k in ("SSL_CERT_FILE", "SSL_CERT_DIR")}  # this machine's CAs
+
+    def expand(self, value: str) -> str:
+        """``${{ runner.temp }}`` as Actions fills it in."""
+        return value.replace("${{ runner.temp }}", str(self.temp))
 
     def run(self, step: dict, *, script: str | None = None) -> subprocess.CompletedProcess:
-        """Run a ``run:`` step as Actions does (bash -eo pipefail), in its working directory."""
-        folder = step.get("working-directory", str(self.workspace)).replace("${{ runner.temp }}", str(self.temp))
+        """Run a ``run:`` step as Actions does (bash -eo pipefail), in its working directory, with
+        its ``env:``, and with what earlier steps added to ``$GITHUB_PATH`` first on PATH."""
+        folder = self.expand(step.get("working-directory", str(self.workspace)))
+        added = self.path_file.read_text().split() if self.path_file.exists() else []
+        env = {**self.env, **{k: self.expand(v) for k, v in step.get("env", {}).items()},
+               "PATH": os.pathsep.join([*reversed(added), *self.paths])}
         return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script or step["run"]],
-                              cwd=folder, env=self.env, capture_output=True, text=True, timeout=1800)
+                              cwd=folder, env=env, capture_output=True, text=True, timeout=1800)
 
     def place_grader(self, steps: list[dict]) -> None:
         """Check the instructor repository out into the workspace, then run the workflow's own move."""
@@ -83,66 +112,93 @@ class Runner:
         moved = self.run(next(s for s in steps if checkout["with"]["path"] in s.get("run", "")))
         assert moved.returncode == 0, moved.stderr
 
+    def restore_cache(self, steps: list[dict], kept: Path) -> None:
+        """Put the kept cache folder where the workflow's ``actions/cache`` step restores it."""
+        cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+        target = Path(self.expand(cache["with"]["path"]))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(kept, target_is_directory=True)
 
-def install_script(steps: list[dict]) -> str:
-    """The install step's command, with the CPU index (unreachable offline) dropped."""
-    script = step(steps, named="Install").get("run")
+
+def install_step(steps: list[dict]) -> dict:
+    """The install step, with the CPU index (unreachable offline) dropped from its command."""
+    install = step(steps, named="Install")
     dropped = f"--extra-index-url {environment.CPU_INDEX}"
-    assert dropped in script, script
-    return script.replace(dropped, "")
+    assert dropped in install["run"], install["run"]
+    return {**install, "run": install["run"].replace(dropped, "")}
 
 
-# The job's venv is kept between runs under this folder (ignored by git), keyed by what its
-# install step installs; a clean clone, or any change to that step or that file, builds it anew.
-JOB_VENVS = ROOT / ".rehearsal-venvs"
+# The job's cache folder is kept between runs under this folder (ignored by git), keyed as the
+# workflow keys it (the requirements file it installs, the Python); one cache is kept at a time.
+JOB_CACHES = ROOT / ".rehearsal-venvs"
 
 
-def venv_key(script: str) -> str:
-    """What the job venv is made of: the install command, the file it installs, this Python and pip's settings."""
+def cache_key(install: dict) -> str:
+    """What the workflow's cache key is made of, here: the file installed and this Python."""
     installed = '-r "$RUNNER_TEMP/grader/grader/requirements.txt"'
-    assert installed in script, f"the install step no longer installs {installed}: update venv_key\n{script}"
-    parts = [script, environment.REQUIREMENTS.read_text(), sys.version, sys.executable,
-             *sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("PIP_"))]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+    assert installed in install["run"], f"the install step no longer installs {installed}: update cache_key\n{install['run']}"
+    parts = [environment.REQUIREMENTS.read_text(), sys.version, sys.platform]
+    return "uv-cache-" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def freeze(venv: Path) -> str:
-    """What is installed in ``venv``, as ``pip freeze`` lists it."""
-    return subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "freeze", "--all"], check=True,
-                          capture_output=True, text=True).stdout
+def timed_install(runner: Runner, steps: list[dict], kept: Path) -> tuple[float, subprocess.CompletedProcess]:
+    """Restore the cache, run the install step as the workflow writes it; its wall time and outcome."""
+    runner.place_grader(steps)
+    runner.restore_cache(steps, kept)
+    start = time.perf_counter()
+    installed = runner.run(install_step(steps))
+    return time.perf_counter() - start, installed
+
+
+def warmth(installed: subprocess.CompletedProcess) -> str:
+    """Whether uv found everything in its cache (it says "Prepared" only when it downloaded or unpacked)."""
+    return "with the cache cold (packages downloaded)" if "Prepared" in installed.stderr else "from the restored cache"
 
 
 @pytest.fixture(scope="session")
-def job_python(tmp_path_factory) -> Path:
-    """A venv with only what the released workflow installs (the same step for every assignment).
+def job_install(tmp_path_factory) -> dict:
+    """The released install step run twice, on two fresh runners sharing the kept cache folder.
 
-    Built fresh the first time, then reused while its key (``venv_key``) is unchanged and what it
-    holds is exactly what it held when built (``pip freeze`` recorded then); otherwise rebuilt.
+    Returns each run's time, its output and the bin folder of the venv the second one made
+    (the one the grade steps below use, as ``$GITHUB_PATH`` gives it).
     """
-    scripts = set()
+    templates, scripts = {}, set()
     for assignment in assignments():
-        proc, template = released(assignment, tmp_path_factory)
+        proc, templates[assignment] = released(assignment, tmp_path_factory)
         assert proc.returncode == 0, proc.stderr
-        scripts.add(install_script(steps_of(template)))
+        scripts.add(install_step(steps_of(templates[assignment]))["run"])
     assert len(scripts) == 1, "the assignments' workflows install different things"
-    script = scripts.pop()
-    key = venv_key(script)
-    JOB_VENVS.mkdir(exist_ok=True)
-    with open(JOB_VENVS / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another test run in this checkout may be building it
-        venv, built = JOB_VENVS / key, JOB_VENVS / f"{key}.freeze"
-        if built.exists() and (venv / "bin" / "python").exists() and freeze(venv) == built.read_text():
-            return venv / "bin"
-        for old in JOB_VENVS.iterdir():  # stale or half-built venvs: one job venv is kept at a time
-            if old.name != "lock":
-                shutil.rmtree(old) if old.is_dir() else old.unlink()
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        runner = Runner(tmp_path_factory.mktemp("job-venv") / "runner", template, venv / "bin")
-        runner.place_grader(steps_of(template))
-        installed = runner.run({}, script=script)
-        assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
-        built.write_text(freeze(venv))
-    return venv / "bin"
+    template = templates[assignments()[0]]
+    steps = steps_of(template)
+    key = cache_key(install_step(steps))
+    JOB_CACHES.mkdir(exist_ok=True)
+    with open(JOB_CACHES / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another test run in this checkout may be using it
+        for old in JOB_CACHES.iterdir():  # caches of another key, or the venvs kept before
+            if old.name not in ("lock", key):
+                shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+        kept = JOB_CACHES / key
+        kept.mkdir(exist_ok=True)
+        runs = []
+        for name in ("first", "second"):
+            folder = tmp_path_factory.mktemp(f"install-{name}")
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder / "python")], check=True)  # setup-python
+            runner = Runner(folder / "runner", template, folder / "python" / "bin")
+            seconds, installed = timed_install(runner, steps, kept)
+            assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+            runs.append((seconds, installed, runner))
+    (first, first_out, _), (second, second_out, runner) = runs
+    print(f"\nrehearsal: install step {first:.1f} s {warmth(first_out)}, then {second:.1f} s {warmth(second_out)} "
+          "(a fresh runner each time)")
+    added = runner.path_file.read_text().split()
+    assert len(added) == 1, added
+    return {"first": first, "second": second, "outputs": (first_out, second_out), "bin": Path(added[0])}
+
+
+@pytest.fixture(scope="session")
+def job_python(job_install) -> Path:
+    """The bin folder of the venv the released install step made (on the second, warm runner)."""
+    return job_install["bin"]
 
 
 def derived_venv(folder: Path, job_bin: Path, *, leave_out: str = "", torch_version: str = "") -> Path:
@@ -182,6 +238,20 @@ def job(tmp_path: Path, assignment: str, tmp_path_factory, python_bin: Path, sou
     posted = Reporter.run(reporter["with"]["runners"], {name: outputs[runner_id] for name, runner_id in env.items()}) \
         if outputs else None
     return graded, report, posted
+
+
+def test_the_install_step_takes_the_cpu_torch_and_the_second_run_only_links(job_install, record_property):
+    """Both installs give the pinned CPU torch; the second, on a fresh runner, downloads and unpacks nothing."""
+    first, second = job_install["outputs"]
+    torch_line = f"+ torch=={environment.pins()['torch']}+cpu"
+    for installed in (first, second):
+        assert torch_line in [line.strip() for line in installed.stderr.splitlines()], installed.stderr[-3000:]
+        assert "cu1" not in installed.stderr and "nvidia" not in installed.stderr.lower()
+    assert "Prepared" not in second.stderr, second.stderr[-3000:]  # all from the kept cache
+    assert "Installed" in second.stderr
+    for name in ("first", "second"):  # the times, in the test's output and its report
+        record_property(f"install_{name}_seconds", round(job_install[name], 2))
+    print(f"install step: first run {job_install['first']:.1f} s {warmth(first)}, second {job_install['second']:.1f} s {warmth(second)}")
 
 
 @pytest.mark.parametrize("assignment", assignments())
