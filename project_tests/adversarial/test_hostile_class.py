@@ -122,7 +122,7 @@ def graded():
         actions, _ = in_session(stage, secret, "grade", str(klass / "nasty_text"), "--assignment", ASSIGNMENT,
                                 "--json", str(solo_dir / "actions.json"), *LIMITS, env={"GITHUB_ACTIONS": "true"})
         end = time.monotonic() + 30  # the kernel collects a dead worker's session keyring soon after
-        while worker_keys() != keys_before and time.monotonic() < end:
+        while worker_keys() > keys_before and time.monotonic() < end:
             time.sleep(0.1)
         yield {
             "stage": stage, "run": run, "cpu_seconds": cpu_seconds, "secret": secret, "csv": csv.read_bytes() if csv.exists() else b"",
@@ -174,7 +174,9 @@ def test_graded_alone_a_student_gets_the_same_grade(graded, name):
 
 def test_no_key_is_left_and_the_session_keyring_is_never_read(graded):
     before, after = graded["keys"]
-    assert after == before
+    # Not more than before: a key this run left would stay. (Fewer is a grading run elsewhere on
+    # the machine, in another checkout, whose worker ended meanwhile: the user is the machine's.)
+    assert after <= before
     secret = graded["secret"].encode()
     outputs = [graded["run"].stdout, graded["run"].stderr, graded["csv"], graded["actions"].stdout,
                graded["actions"].stderr, *graded["report_files"].values()]
