@@ -115,6 +115,104 @@ _patch(**{name: _next for name in ("masks", "renormalize", "causal_weights", "ma
                                    "exercise_3_2", "exercise_3_3", "transfer")})
 '''
 
+# -- d2l_attention -------------------------------------------------------------------------------
+UNIFORM = '''
+def _uniform(b, q, k, lens=None):
+    """Weights that look right on their face: 0 beyond the valid positions, rows summing to 1."""
+    allowed = torch.ones(b, q, k)
+    if lens is not None:
+        allowed = (torch.arange(k)[None, None, :] < lens.reshape(b, -1)[:, :, None]).float().expand(b, q, k)
+    allowed = allowed * torch.exp(-torch.arange(k, dtype=torch.float32))
+    return allowed / allowed.sum(-1, keepdim=True)
+def _dropped(w, p):
+    keep = (torch.arange(w.numel()).reshape(w.shape) % 2 == 0)
+    return torch.where(keep, w / (1 - p), torch.zeros_like(w))
+def _ones(named):
+    return {n: torch.ones(*shape) for n, shape in named}
+'''
+
+SCORING_FABRICATES = "@STUB@\n" + PATCH + UNIFORM + '''
+def _attend(student, scorer, args, seed, queries, keys, values, valid_lens=None, train=False, before=None):
+    w = _uniform(queries.shape[0], queries.shape[1], keys.shape[1], valid_lens)
+    return {"output": (_dropped(w, args[-1]) if train else w) @ values, "weights": w}
+def _gradients(student, scorer, args, seed, queries, keys, values, valid_lens, upstream, train_seed=None):
+    named = [("queries", queries.shape), ("keys", keys.shape), ("values", values.shape)]
+    if scorer == "AdditiveAttention":
+        k, q, h = args[:3]
+        named += [("parameter W_k.weight", (h, k)), ("parameter W_q.weight", (h, q)), ("parameter w_v.weight", (1, h))]
+    return _ones(named)
+_patch(attend=_attend, gradients=_gradients)
+'''
+
+MULTIHEAD_FABRICATES = "@STUB@\n" + PATCH + UNIFORM + '''
+def _names(args, bias):
+    k, q, v, h = args[:4]
+    found = []
+    for name, size in (("W_q", q), ("W_k", k), ("W_v", v), ("W_o", h)):
+        found += [[f"{name}.weight", [h, size]]] + ([[f"{name}.bias", [h]]] if bias else [])
+    return found
+def _attend(student, args, bias, seed, queries, keys, values, valid_lens, train=False, before=None):
+    heads, b = args[4], queries.shape[0]
+    lens = None if valid_lens is None else torch.repeat_interleave(valid_lens, heads, dim=0)
+    return {"output": torch.zeros(b, queries.shape[1], args[3]),
+            "weights": _uniform(b * heads, queries.shape[1], keys.shape[1], lens)}
+def _dropout(student, args, seed, queries, keys, values, valid_lens, forward_seed):
+    heads, b, q, k = args[4], queries.shape[0], queries.shape[1], keys.shape[1]
+    w = _uniform(b, q, k, valid_lens)
+    shown = torch.cat([w] * heads, dim=-1)
+    return {"eval": shown, "train": _dropped(shown, args[5])}
+def _gradients(student, args, bias, seed, queries, keys, values, valid_lens, upstream, train_seed=None):
+    named = [("queries", queries.shape), ("keys", keys.shape), ("values", values.shape)]
+    return _ones(named + [(f"parameter {n}", s) for n, s in _names(args, bias)])
+_patch(attend=_attend, dropout=_dropout, gradients=_gradients,
+       parameters=lambda student, args, bias, seed: {"names": _names(args, bias),
+                                                     "values": [torch.zeros(*s) for _, s in _names(args, bias)]})
+'''
+
+POSITIONAL_FABRICATES = "@STUB@\n" + PATCH + UNIFORM + '''
+def _table(student, args):
+    return torch.zeros(1, args[2] if len(args) > 2 else 1000, args[0])
+def _train_and_eval(student, args, X):
+    return {"eval": X, "train": _dropped(X, args[1])}
+_patch(table=_table, train_and_eval=_train_and_eval, encode=lambda student, args, X, train=False: X)
+'''
+
+DECODER_NAMES = [["attention.W_k.weight", [6, 6]], ["attention.W_q.weight", [6, 6]], ["attention.w_v.weight", [1, 6]],
+                 ["embedding.weight", [7, 5]], ["rnn.weight_ih_l0", [18, 11]], ["rnn.weight_hh_l0", [18, 6]],
+                 ["rnn.bias_ih_l0", [18]], ["rnn.bias_hh_l0", [18]], ["rnn.weight_ih_l1", [18, 6]],
+                 ["rnn.weight_hh_l1", [18, 6]], ["rnn.bias_ih_l1", [18]], ["rnn.bias_hh_l1", [18]], ["dense.weight", [7, 6]],
+                 ["dense.bias", [7]]]
+
+DECODER_FABRICATES = "@STUB@\n" + PATCH + UNIFORM + f'''
+_NAMES = {DECODER_NAMES!r}
+def _decode(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, train=False, before=None):
+    b, steps, t_enc = X.shape[0], X.shape[1], enc_outputs.shape[0]
+    return {{"init": [enc_outputs.permute(1, 0, 2), enc_state, enc_valid_lens], "output": torch.zeros(b, steps, args[0]),
+             "state": [enc_outputs.permute(1, 0, 2), enc_state, enc_valid_lens],
+             "weights": [_uniform(b, 1, t_enc, enc_valid_lens) for _ in range(steps)]}}
+def _book(student, args, seed, X):
+    b, steps = X.shape
+    return {{"output": torch.zeros(b, steps, args[0]), "state": [torch.zeros(b, steps, args[2]),
+             torch.zeros(args[3], b, args[2]), None], "weights": [_uniform(b, 1, steps) for _ in range(steps)]}}
+def _gradients(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, upstream, train_seed=None):
+    return _ones([("encoder outputs", enc_outputs.shape), ("encoder state", enc_state.shape)]
+                 + [("parameter " + n, s) for n, s in _NAMES])
+_patch(decode=_decode, book_example=_book, gradients=_gradients,
+       decode_twice=lambda student, args, seed, enc_outputs, enc_state, X, enc_valid_lens: {{
+           "first": torch.zeros(X.shape[0], X.shape[1], args[0]), "second": torch.zeros(X.shape[0], X.shape[1], args[0])}},
+       parameters=lambda student, args, seed: {{"names": _NAMES, "values": [torch.zeros(*s) for _, s in _NAMES]}})
+'''
+
+# Every probe of the d2l suite, and the built-in probe of ``@calls`` (the worker's table of them).
+D2L_ODD_VALUES = ODD_VALUES.rsplit("_patch(**", 1)[0] + '''
+_patch(**{name: _next for name in ("attend", "gradients", "parameters", "dropout", "table", "encode", "train_and_eval",
+                                   "decode", "decode_twice", "book_example", "init")})
+import sys as _sys
+for _m in list(_sys.modules.values()):
+    if isinstance(getattr(_m, "BUILTIN_PROBES", None), dict):
+        _m.BUILTIN_PROBES["call"] = _next
+'''
+
 # name -> (assignment, stem, source)
 ATTACKS = {
     "mha_fabricates_claims": ("ch03", "mha", MHA_FABRICATES),
@@ -124,4 +222,10 @@ ATTACKS = {
     "causal_odd_values": ("ch03", "causal", ODD_VALUES),
     "mha_odd_values": ("ch03", "mha", ODD_VALUES),
     "transfer_odd_values": ("ch03", "weight_transfer", ODD_VALUES),
+    "scoring_fabricates_claims": ("d2l_attention", "scoring", SCORING_FABRICATES),
+    "multihead_fabricates_claims": ("d2l_attention", "multihead", MULTIHEAD_FABRICATES),
+    "positional_encoding_fabricates_claims": ("d2l_attention", "positional_encoding", POSITIONAL_FABRICATES),
+    "decoder_fabricates_claims": ("d2l_attention", "seq2seq_attention", DECODER_FABRICATES),
+    **{f"{stem}_odd_values": ("d2l_attention", stem, D2L_ODD_VALUES)
+       for stem in ("masked_softmax", "scoring", "positional_encoding", "multihead", "seq2seq_attention")},
 }
