@@ -1,6 +1,6 @@
 """Hostile submissions against the checks (``attacks_on_the_checks.py``), graded through the real
 command line: each gains nothing (its module scores as its honest stub, 0; every other module full
-marks) and voids nothing (exit 0, a grade, no grader error)."""
+marks) and voids nothing (exit 0, a grade, no grader error, no failed diagnosis)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def test_a_hostile_check_attack_gains_nothing_and_voids_nothing(tmp_path, name):
     proc, report = grade_cli(root, assignment)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert report is not None and report["grader_errors"] == [], report and report["grader_errors"]
+    assert report["diagnosis_errors"] == [], report["diagnosis_errors"]  # the diagnosis copes with any value
     for exercise in report["exercises"]:
         expected = 0 if exercise["name"] == stem else exercise["max_score"]
         passed = [t["name"] for t in exercise["tests"] if t["status"] == "passed"]
