@@ -49,6 +49,14 @@ def reference(args, enc_outputs, enc_state, tokens, lens):
     return output, state, module.attention_weights
 
 
+def trained_output(args, enc_outputs, enc_state, tokens, lens):
+    """The reference's output in training mode (dropout active), its random draws right after being
+    built (as the probe's): a correct decoder draws them in the same order (attention, then the GRU)."""
+    module = same_seed(SEED, ref.Seq2SeqAttentionDecoder, *args).train()
+    with torch.no_grad():
+        return module(tokens, module.init_state((enc_outputs, enc_state), lens))[0]
+
+
 def book_output():
     """The book's example: the reference encoder, then the decoder, built after one seed, in eval mode:
     output, state, attention weights per step."""
@@ -78,6 +86,7 @@ DECODED_3 = reference(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
 BOOK_OUTPUT, BOOK_STATE, BOOK_WEIGHTS = book_output()
 PARAMETERS_2 = [[n, list(p.shape)] for n, p in ref.Seq2SeqAttentionDecoder(*ARGS_2).named_parameters()]
 PARAMETER_VALUES_2 = [p.detach() for p in same_seed(SEED, ref.Seq2SeqAttentionDecoder, *ARGS_2).parameters()]
+TRAINED = trained_output(ARGS_DROPOUT, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 GRADIENTS_2 = gradients(ARGS_DROPOUT, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, UPSTREAM)
 
 
@@ -257,6 +266,14 @@ def test_eval_is_deterministic(probed):
 def test_gradients(probed):
     check_gradients(probed, GRADIENTS_2, "gradients through Seq2SeqAttentionDecoder (every parameter, the encoder's "
                                       "outputs and state)")
+
+
+@pytest.mark.points(1)
+@probe("decode", ARGS_DROPOUT, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, train=True)
+def test_dropout_in_training(probed):
+    check_outputs(probed["output"], TRAINED,
+                  "Seq2SeqAttentionDecoder(7, 5, 6, 2, dropout=0.3) in training mode, right after being built with the "
+                  "reference's seed: the constructor's dropout in the attention and in the GRU")
 
 
 # -- BLEU -----------------------------------------------------------------------------------------
