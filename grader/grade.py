@@ -17,7 +17,7 @@ from pathlib import Path
 
 from grader import rubric as rubrics
 from grader import seeding, submission
-from grader.hygiene import clean_report
+from grader.hygiene import BLOCK, clean, clean_report
 from grader.model import ExerciseResult, Feedback, Report, TestResult
 from grader.sandbox.client import Sandbox
 from grader.settings import Settings
@@ -65,8 +65,9 @@ def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, 
 def report_of_run(rubric: rubrics.Rubric, plugin, taken: submission.Taken, log: str) -> Report:
     """The report of one submission's finished pytest run (alone, or forked from a class session)."""
     report = build_report(rubric, plugin.json_report, taken, plugin.result.output, plugin.diagnoses)
-    if getattr(plugin, "diagnosis_error", ""):
-        report.grader_errors.append(f"the diagnosis failed:\n{plugin.diagnosis_error}")
+    for error in getattr(plugin, "diagnosis_errors", []):  # advice only: logged, the grade stands
+        report.diagnosis_errors.append(clean(error, BLOCK, one_line=False))
+        print(f"grader (the grade stands): {report.diagnosis_errors[-1]}", file=sys.stderr)
     if plugin.json_report is None:
         report.grader_errors.append(f"pytest did not produce a report:\n{log[-3000:]}")
     return report

@@ -93,6 +93,8 @@ class Report:
     flags: list[str] = field(default_factory=list)
     # Where the grader itself failed (not the student's fault); empty normally.
     grader_errors: list[str] = field(default_factory=list)
+    # Where the diagnosis (advice, not the grade) failed, for the instructor; the grade stands.
+    diagnosis_errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The report as plain JSON-ready data."""

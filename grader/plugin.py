@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from grader import catalog, probe_specs, verdicts
-from grader.comparisons import StudentCodeFailed
+from grader.comparisons import Mismatch, StudentCodeFailed
 from grader.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
 from grader.rubric import Rubric
@@ -63,6 +63,8 @@ class GradingPlugin:
         self.suite_modules: dict[str, dict] = {}
         self.probed_items: list | None = None  # the items they were found in
         self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
+        # Where a diagnosis failed (advice only: the grade stands; logged for the instructor).
+        self.diagnosis_errors: list[str] = []
         self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
         # In a batch: tests left out of this run because their probe value already passed (grader.passes),
         # put back in their place in the collection order (found with the probes).
@@ -180,6 +182,41 @@ class GradingPlugin:
         reference = source.result(stem, None, probe, kwargs)
         return isinstance(reference, dict) and bool(reference.get("grader_fault"))
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem):
+        """A check that raises on what the student's code gave (a value of a type, shape or size it
+        cannot use) is the student's failed check; it is the grader's error only when the same
+        check fails on the reference's value for the same probe, run here."""
+        try:
+            return (yield)
+        except (Mismatch, StudentCodeFailed, verdicts.SuiteMistake, AssertionError,
+                pytest.skip.Exception, pytest.xfail.Exception, pytest.fail.Exception):
+            raise
+        except Exception as exc:  # noqa: BLE001 - judged against the reference below
+            if self.check_passes_on_reference(pyfuncitem):
+                raise verdicts.unusable(exc) from exc
+            raise
+
+    def check_passes_on_reference(self, item) -> bool:
+        """Whether ``item``'s check passes when its probe value is the reference's (run here)."""
+        call = self.calls.get(item.nodeid)
+        if call is None or "probed" not in item.funcargs:
+            return False
+        stem, probe, kwargs = call
+        source = catalog_source(self.settings.suite_for(self.rubric.assignment),
+                                self.settings.solutions_for(self.rubric.assignment))
+        if source is None:
+            return False
+        try:
+            value = source.result(stem, None, probe, kwargs)
+            if isinstance(value, dict) and "$error" in value:
+                return False
+            arguments = {name: item.funcargs[name] for name in item._fixtureinfo.argnames if name in item.funcargs}
+            item.obj(**{**arguments, "probed": catalog.unwrap(value)})
+        except Exception:  # noqa: BLE001 - the check fails on the reference too: the grader's
+            return False
+        return True
+
     # -- results into pytest-json-report -------------------------------------------------------
     def pytest_json_runtest_metadata(self, item, call):
         """Turn how a test phase ended into the ``grading`` entry of the JSON report."""
@@ -195,9 +232,9 @@ class GradingPlugin:
         self.json_report = json_report
         try:
             self.diagnoses = self.diagnose(json_report)
-        except Exception:  # noqa: BLE001 - the grade stands without a diagnosis
+        except Exception:  # noqa: BLE001 - advice only: the grade stands without a diagnosis
             self.diagnoses = {}
-            self.diagnosis_error = traceback.format_exc(limit=3)
+            self.diagnosis_errors.append(f"the diagnosis failed:\n{traceback.format_exc(limit=3)}")
 
     def diagnose(self, json_report) -> dict[str, Diagnosis]:
         """One diagnosis per module with a failing check (see grader.diagnose)."""
@@ -228,7 +265,11 @@ class GradingPlugin:
             self.add_steps(runs)
         diagnoses = {}
         for stem, module_runs in runs.items():
-            found = diagnose(stem, source, module_runs, self.submission_dir)
+            try:
+                found = diagnose(stem, source, module_runs, self.submission_dir)
+            except Exception:  # noqa: BLE001 - advice only: this module's grade stands without it
+                self.diagnosis_errors.append(f"the diagnosis of {stem} failed:\n{traceback.format_exc(limit=3)}")
+                continue
             if found is not None:
                 diagnoses[stem] = found
         return diagnoses

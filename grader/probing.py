@@ -224,6 +224,21 @@ def gradients_through(module, run, inputs: dict, upstream: torch.Tensor) -> dict
     return {**gradients(module, prefix="parameter "), **gradients(inputs)}
 
 
+def train_then_clear(module, run, inputs: dict, upstream: torch.Tensor, seed: int) -> None:
+    """A forward and backward pass of ``run()`` in training mode (dropout active, after
+    ``torch.manual_seed(seed)``), then every gradient cleared and the module back in eval mode:
+    what dropout does in place must not break backward (with a rate above 0 only)."""
+    for value in inputs.values():
+        value.requires_grad_(True)
+    call(module.train)
+    seeding.seed(seed)
+    backward(call(run), upstream)
+    with student_code():
+        for value in [*module.parameters(), *inputs.values()]:
+            value.grad = None
+    call(module.eval)
+
+
 def attribute(value, dotted: str):
     """``value.a.b`` for ``dotted="a.b"``, or None where an attribute is missing or its property
     fails (the test says what is missing); not attempted yet (NotImplementedError) still raises."""

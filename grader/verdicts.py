@@ -15,6 +15,7 @@ from dataclasses import asdict
 import pytest
 
 from grader.comparisons import Mismatch, StudentCodeFailed
+from grader.model import Feedback
 from grader.sandbox.client import ProbeOutcome
 
 
@@ -41,6 +42,14 @@ def grading_entry(nodeid: str, excinfo, outcome: ProbeOutcome | None) -> dict:
         "feedback": None,
         "grader_error": f"{nodeid}: {detail}",
     }
+
+
+def unusable(exc: BaseException) -> Mismatch:
+    """The student's failed check for a value of theirs the check could not use (it raised on it)."""
+    detail = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()
+    text = detail[-1][:300] if detail else type(exc).__name__
+    return Mismatch(f"your result could not be used: {text}",
+                    Feedback(checked="what your code returned", actual=text))
 
 
 class SuiteMistake(Exception):

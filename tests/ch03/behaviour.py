@@ -40,15 +40,40 @@ def check_mask_buffer(probed, *, what):
             actual=str(mask.tolist() if isinstance(mask, torch.Tensor) and mask.numel() <= 36 else mask))
 
 
-def check_dropout(probed, *, n, p, blocks, what):
+def dropout_eval(module, n: int) -> torch.Tensor:
+    """What the ``dropout`` probe's module gives in eval mode, computed here on the reference
+    ``module`` set up as the probe sets up the student's (values [I | I ...], identity out_proj)."""
+    with torch.no_grad():
+        value, out_proj = module.W_value, getattr(module, "out_proj", None)
+        value.weight.copy_(torch.eye(n).repeat(value.weight.shape[0] // n, 1))
+        if value.bias is not None:
+            value.bias.zero_()
+        if out_proj is not None:
+            out_proj.weight.copy_(torch.eye(out_proj.weight.shape[0]))
+            out_proj.bias.zero_()
+        return module.eval()(torch.eye(n).repeat(2, 1, 1))
+
+
+def reference_gradients(module, x) -> dict:
+    """The gradient of every parameter of the reference ``module`` (in eval mode) from
+    ``(module(x) * upstream).sum()``, upstream as ``probing.backward`` makes it."""
+    module.eval()
+    out = module(x)
+    (out * torch.linspace(-1.0, 1.0, out.numel()).reshape(out.shape)).sum().backward()
+    return {name: p.grad.detach().clone() for name, p in module.named_parameters()}
+
+
+def check_dropout(probed, *, n, p, blocks, what, expected_eval):
     """Dropout judged by its behaviour, whatever the order of random draws (see probes/causal.py).
 
-    The output in eval mode shows the attention weights (in blocks of n features); in training
-    mode each weight must be 0 or scaled by 1 / (1 - p), and the blocks that show the same
-    weights (``blocks``: pairs of block indices) must have been dropped alike.
+    The output in eval mode shows the attention weights (in blocks of n features) and must be the
+    reference's (``expected_eval``, computed here); in training mode each weight must be 0 or
+    scaled by 1 / (1 - p), and the blocks that show the same weights (``blocks``: pairs of block
+    indices) must have been dropped alike.
     """
     evaluated, trained = (probed.get("eval"), probed.get("train")) if isinstance(probed, dict) else (None, None)
     require(isinstance(evaluated, torch.Tensor) and isinstance(trained, torch.Tensor), "no outputs to check", what=what)
+    close(evaluated, expected_eval, what=what + ", in eval mode (the attention weights themselves)", atol=1e-5)
     require(evaluated.shape == trained.shape and evaluated.dim() == 3 and evaluated.shape[-1] % n == 0
             and evaluated.is_floating_point(), f"the output has shape {tuple(trained.shape)}", what=what)
     shown, dropped_out = evaluated.double().split(n, dim=-1), trained.double().split(n, dim=-1)
@@ -75,12 +100,13 @@ def check_outputs(outs, expected, xs, *, what):
     count = len(outs) if isinstance(outs, list) else None
     require(count == len(xs), f"{len(xs)} output(s) expected, {count if count is not None else 'no list'} came back",
             what=what(xs[0]))
-    for x, out, reference_out in zip(xs, outs, expected):
+    for x, out, reference_out in zip(xs, outs, expected, strict=True):
         close(out, reference_out, what=what(x))
 
 
-def check_every_gradient(probed, expected, *, what, layers):
-    """A gradient, finite and not zero, reached each parameter the reference has (``expected``).
+def check_every_gradient(probed, expected: dict, *, what, layers):
+    """The gradient of each parameter the reference has (``expected``: name -> the reference's
+    gradient, computed here) reached the student's parameter of that name, with the same values.
 
     ``probed`` maps the student's parameter names to their gradients; ``layers`` is the hint when
     one of the reference's parameters is missing.
@@ -96,6 +122,8 @@ def check_every_gradient(probed, expected, *, what, layers):
                 hint="NaN gradients come from NaN outputs (for instance a row of weights that is all masked).")
         require(bool(grad.abs().sum() > 0), f"the gradient of {name} is zero", what=what,
                 hint="Every parameter should influence the output.")
+    for name, grad in expected.items():
+        close(probed[name], grad, what=f"{what}: the gradient of {name}", atol=1e-5)
 
 
 def tensor_in(probed, key: str, what: str):
@@ -120,20 +148,26 @@ def check_input_unchanged(probed, original, *, function, argument, hint):
             what=f"{function} leaves {argument} unchanged", hint=hint)
 
 
-def check_no_future(probed, expected_weights, *, weights_of):
+def check_no_future(probed, expected_weights, expected_outs, *, weights_of):
     """No attention to future tokens: the weights, when softmax showed them and they are wrong on
-    their face, against the reference's (``weights_of`` names the module); then the outputs."""
-    weights = probed.get("weights")
+    their face, against the reference's (``weights_of`` names the module); then the outputs of
+    both calls against the reference's (``expected_outs``, computed here)."""
+    weights = probed.get("weights") if isinstance(probed, dict) else None
     if isinstance(weights, torch.Tensor):  # seen only when forward calls softmax
         if weights.shape == expected_weights.shape and visibly_wrong_weights(weights, causal=True):
             close(weights, expected_weights, what=f"attention weights of {weights_of} (rows sum to 1, no weight on "
                   "future tokens)", grid=True)
-    check_future_unseen(probed)
+    check_future_unseen(probed, *expected_outs, module=weights_of)
 
 
-def check_future_unseen(probed):
-    """The outputs of tokens 1-4 did not change when tokens 5-7 did (``out``, ``out_changed``)."""
+def check_future_unseen(probed, expected_out, expected_changed, *, module):
+    """The outputs of tokens 1-4 did not change when tokens 5-7 did (``out``, ``out_changed``, the
+    second call of forward), and both outputs are the reference's on the same inputs."""
     out = tensor_in(probed, "out", "the output of forward")
     changed = tensor_in(probed, "out_changed", "the output of forward")
-    close(changed[:, :4] if changed.dim() == 3 else changed, out[:, :4] if out.dim() == 3 else out,
-          what="outputs of tokens 1-4 after changing tokens 5-7 (they must not change)", atol=1e-5)
+    if out.shape == changed.shape and out.dim() == 3:
+        close(changed[:, :4], out[:, :4], what="outputs of tokens 1-4 after changing tokens 5-7 (they must not change)",
+              atol=1e-5)
+    close(out, expected_out, what=f"the output of {module}")
+    close(changed, expected_changed, what=f"the output of a second call of the same {module} on inputs whose tokens "
+          "5-7 changed")

@@ -69,6 +69,7 @@ class Version:
     in_order: torch.Tensor = field(init=False)  # its three parameters, stacked, built as IN_ORDER says
     square: torch.Tensor = field(init=False)  # its output on X_SQUARE, built as SQUARE says
     square_weights: torch.Tensor = field(init=False)  # the attention weights behind that output
+    gradients: dict = field(init=False)  # the gradients of its three matrices as kept, built as GRADIENTS says
 
     def __post_init__(self):
         with torch.no_grad():
@@ -78,6 +79,9 @@ class Version:
             square = self.reference(**SQUARE)
             self.square = square(X_SQUARE)
             self.square_weights = self.attention_weights(square, X_SQUARE)
+        module = self.reference(**GRADIENTS)
+        (module(X_GRAD).float() ** 2).sum().backward()
+        self.gradients = {name: w.grad.detach().clone() for name, w in zip(ORDER, self.parameters(module), strict=True)}
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +143,7 @@ def test_gradients_reach_every_parameter(probed, version):
     idle = [name for name, reached in probed["parameters"].items() if not reached]
     require(not idle, f"no gradient reached the parameter(s) {', '.join(idle)}", what=what,
             hint="Every parameter of the module should take part in forward; create no others.")
+    gradients = probed.get("gradients")
+    require(isinstance(gradients, dict), "no gradients came back", what=what)
+    for name in ORDER:
+        close(gradients.get(name), version.gradients[name], what=f"{what}: the gradient of {name}", atol=1e-5)

@@ -11,7 +11,7 @@ import causal as ref
 import self_attention_v2
 from behaviour import (
     INF, check_dropout, check_every_gradient, check_input_unchanged, check_mask_buffer, check_no_future,
-    check_shorter_sequence, weights_from_scores,
+    check_shorter_sequence, dropout_eval, reference_gradients, weights_from_scores,
 )
 from grader.comparisons import close, require
 from textbook import (
@@ -65,7 +65,13 @@ CAUSAL_OTHER = reference(7, 5, 4, 8, 0.0, qkv_bias=True)(X_OTHER).detach()
 CAUSAL_SHORT = reference(5, 4, 3, 10, 0.0)(X_SHORT).detach()
 CAUSAL_FUTURE_WEIGHTS = future_weights(11, X_FUTURE)
 CAUSAL_EVAL = reference(13, 4, 3, 6, 0.0)(X_DROP).detach()
-CAUSAL_PARAMETER_NAMES = [name for name, _ in reference(19, 4, 3, 5, 0.0, qkv_bias=True).named_parameters()]
+CAUSAL_FUTURE_OUTS = tuple(reference(11, 4, 3, 7, 0.0).eval()(x).detach() for x in (X_FUTURE, X_FUTURE_CHANGED))
+DROPOUT_P = 0.3  # not the book's 0.5: a rate hard-coded to the book's must fail
+CAUSAL_DROPOUT_EVAL = dropout_eval(reference(17, 5, 10, 5, DROPOUT_P), 5)
+CAUSAL_GRADIENTS = reference_gradients(reference(19, 4, 3, 5, 0.5, qkv_bias=True), X_GRAD)
+X_STRUCTURE = random_inputs(37, 2, 4, 3)
+CAUSAL_STRUCTURE_OUT = reference(0, 3, 2, 5, 0.0).eval()(X_STRUCTURE).detach()
+SIZES = [6, 1, 4, 9]
 
 
 def check_weights(actual, expected, *, what):
@@ -75,9 +81,12 @@ def check_weights(actual, expected, *, what):
 
 # -- 3.5.1: the mask, the two ways to apply it --------------------------------------------------
 @pytest.mark.points(1)
-@pytest.mark.probe("masks", sizes=[6, 1, 4, 9])
+@pytest.mark.probe("masks", sizes=SIZES)
 def test_simple_causal_mask(probed):
-    for n, actual in zip([6, 1, 4, 9], probed):
+    count = len(probed) if isinstance(probed, list) else None
+    require(count == len(SIZES), f"{len(SIZES)} masks expected, {count if count is not None else 'no list'} came back",
+            what="simple_causal_mask(n) for n in 6, 1, 4, 9")
+    for n, actual in zip(SIZES, probed, strict=True):
         close(actual, torch.tril(torch.ones(n, n)), what=f"simple_causal_mask({n})" + (" (textbook)" if n == 6 else ""),
               grid=True)
 
@@ -119,9 +128,9 @@ def test_masked_scores_textbook(probed):
     what = "row 2 of the masked scores that causal_attention_weights(scores, d_k=1) gives softmax"
     expected = torch.cat([MASKED_SCORES_ROW_2, torch.full((4,), -INF)])
     masked, weights = (probed.get("masked"), probed.get("weights")) if isinstance(probed, dict) else (None, probed)
-    if not isinstance(masked, torch.Tensor):  # softmax written by hand: judge the weights it gives
-        close(weights, CAUSAL_WEIGHTS_D_K_1, grid=True,
-              what="causal_attention_weights(scores, d_k=1): the masked scores, seen through the weights")
+    close(weights, CAUSAL_WEIGHTS_D_K_1, grid=True,
+          what="causal_attention_weights(scores, d_k=1): the masked scores, seen through the weights")
+    if not isinstance(masked, torch.Tensor):  # softmax written by hand: the weights it gives are judged
         return
     actual = masked[1] if masked.dim() == 2 else masked
     # Any score at or below -1e4 hides its position as well as -inf does (softmax gives it 0).
@@ -154,7 +163,7 @@ def test_causal_attention_shorter_sequence(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("future", seed=11, args=[4, 3, 7, 0.0], x=X_FUTURE, changed=X_FUTURE_CHANGED)
 def test_causal_attention_no_future(probed):
-    check_no_future(probed, CAUSAL_FUTURE_WEIGHTS, weights_of="CausalAttention(4, 3, 7, 0.0)")
+    check_no_future(probed, CAUSAL_FUTURE_WEIGHTS, CAUSAL_FUTURE_OUTS, weights_of="CausalAttention(4, 3, 7, 0.0)")
 
 
 @pytest.mark.points(1)
@@ -165,25 +174,27 @@ def test_causal_attention_eval_turns_dropout_off(probed):
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("dropout", seed=17, n=5, p=0.5)
+@pytest.mark.probe("dropout", seed=17, n=5, p=DROPOUT_P)
 def test_causal_attention_dropout_on_weights(probed):
-    check_dropout(probed, n=5, p=0.5, blocks=[(0, 1)],
-                  what="CausalAttention(5, 10, 5, dropout=0.5) with values [I | I] in training mode "
+    check_dropout(probed, n=5, p=DROPOUT_P, blocks=[(0, 1)], expected_eval=CAUSAL_DROPOUT_EVAL,
+                  what=f"CausalAttention(5, 10, 5, dropout={DROPOUT_P}) with values [I | I] in training mode "
                        "(each half of an output row shows the attention weights after dropout)")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("structure", args=[3, 2, 5, 0.0])
+@pytest.mark.probe("structure", args=[3, 2, 5, 0.0], x=X_STRUCTURE)
 def test_causal_attention_mask_buffer(probed):
     what = "CausalAttention(3, 2, 5, 0.0) keeps its mask with register_buffer('mask', ...)"
     require(isinstance(probed, dict), "no structure to check", what=what)
     check_mask_buffer(probed, what=what)
+    close(probed.get("out"), CAUSAL_STRUCTURE_OUT, what="CausalAttention(3, 2, 5, 0.0), seed 0, on a (2, 4, 3) batch")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("gradients", seed=19, args=[4, 3, 5, 0.0], kwargs={"qkv_bias": True}, x=X_GRAD)
+@pytest.mark.probe("gradients", seed=19, args=[4, 3, 5, 0.5], kwargs={"qkv_bias": True}, x=X_GRAD, train_seed=20)
 def test_causal_attention_gradients(probed):
     check_every_gradient(
-        probed, CAUSAL_PARAMETER_NAMES,
-        what="gradients of CausalAttention(4, 3, 5, 0.0, qkv_bias=True) reach every parameter",
+        probed, CAUSAL_GRADIENTS,
+        what="gradients of CausalAttention(4, 3, 5, 0.5, qkv_bias=True) in eval mode, after a backward pass in "
+             "training mode, reach every parameter",
         layers="W_query, W_key and W_value are nn.Linear(d_in, d_out, bias=qkv_bias) attributes of the module.")

@@ -11,8 +11,8 @@ from torch import nn
 
 import mha as ref
 from behaviour import (
-    check_dropout, check_every_gradient, check_mask_buffer, check_no_future, check_shorter_sequence, tensor_in,
-    weights_from_scores,
+    check_dropout, check_every_gradient, check_mask_buffer, check_no_future, check_shorter_sequence, dropout_eval,
+    reference_gradients, tensor_in, weights_from_scores,
 )
 from grader.comparisons import close, require
 from textbook import (
@@ -45,9 +45,12 @@ def reference(seed, name, *args, **kwargs) -> nn.Module:
 
 # What Exercise 3.3's module holds, for the feedback: built once, when the suite is collected (a
 # batch's grading processes share it; the GPT-2-size module takes longer to build than all the checks).
+X_3_3 = random_inputs(50, 1, 3, 768)
 with torch.random.fork_rng(devices=[]):
-    EXERCISE_3_3_SHAPES = {name: list(p.shape) for name, p in
-                           reference(28, MHA, 768, 768, 1024, 0.0, num_heads=12).named_parameters()}
+    _GPT2 = reference(28, MHA, 768, 768, 1024, 0.0, num_heads=12)
+    EXERCISE_3_3_SHAPES = {name: list(p.shape) for name, p in _GPT2.named_parameters()}
+    EXERCISE_3_3_OUT = _GPT2.eval()(X_3_3).detach()
+    del _GPT2
 
 
 def expected_out(module, x):
@@ -73,7 +76,13 @@ MHA_OTHER = expected_out(reference(21, MHA, 5, 6, 8, 0.0, num_heads=3, qkv_bias=
 MHA_SHORT = expected_out(reference(22, MHA, 4, 4, 10, 0.0, 2), X_SHORT)
 MHA_FUTURE_WEIGHTS = future_weights(23, X_FUTURE, 3, 2)  # (2, 3, 7, 7)
 MHA_EVAL = expected_out(reference(24, MHA, 4, 6, 6, 0.0, 2), X_DROP)
-MHA_PARAMETER_NAMES = [name for name, _ in reference(26, MHA, 4, 6, 5, 0.0, 2, qkv_bias=True).named_parameters()]
+MHA_GRADIENTS = reference_gradients(reference(26, MHA, 4, 6, 5, 0.5, 2, qkv_bias=True), X_GRAD)
+MHA_FUTURE_OUTS = tuple(expected_out(reference(23, MHA, 4, 6, 7, 0.0, 3), x) for x in (X_FUTURE, X_FUTURE_CHANGED))
+DROPOUT_P = 0.3  # not the book's 0.5: a rate hard-coded to the book's must fail
+MHA_DROPOUT_EVAL = dropout_eval(reference(25, MHA, 5, 20, 5, DROPOUT_P, 2), 5)
+WRAPPER_HEADS_OUT = expected_out(reference(3, WRAPPER, 4, 3, 7, 0.25, num_heads=3, qkv_bias=True), X_HEADS)
+X_STRUCTURE = random_inputs(51, 2, 4, 4)
+MHA_STRUCTURE_OUT = expected_out(reference(0, MHA, 4, 6, 5, 0.0, 3), X_STRUCTURE)
 EXERCISE_3_2_OTHER = expected_out(reference(27, WRAPPER, 5, 1, 8, 0.3, num_heads=2), X_3_2)
 
 
@@ -119,9 +128,13 @@ def test_wrapper_heads_concatenated(probed):
             hint="Pass qkv_bias to every CausalAttention head.")
     require(probed["parameters"] == WRAPPER_HEADS_PARAMETERS, f"the wrapper has {probed['parameters']} parameters, "
             f"expected {WRAPPER_HEADS_PARAMETERS}", what=what, hint="All heads' parameters belong to the wrapper (nn.ModuleList).")
-    heads = probed["head_outputs"]
+    heads = probed.get("head_outputs")
+    require(isinstance(heads, list) and len(heads) == 3 and all(isinstance(h, torch.Tensor) for h in heads),
+            "no output of each head came back", what=what)
     concatenated = torch.cat(heads, dim=-1) if all(h.shape == heads[0].shape for h in heads) else heads[0]
-    close(probed["out"], concatenated, what="the wrapper's output is its heads' outputs, concatenated on the last "
+    close(probed.get("out"), WRAPPER_HEADS_OUT, what="the output of MultiHeadAttentionWrapper(4, 3, 7, 0.25, "
+          "num_heads=3, qkv_bias=True), seed 3, in eval mode")
+    close(concatenated, WRAPPER_HEADS_OUT, what="the wrapper's output is its heads' outputs, concatenated on the last "
           "dimension in head order")
 
 
@@ -143,7 +156,7 @@ def test_mha_shorter_sequence(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("future", seed=23, args=[4, 6, 7, 0.0, 3], x=X_FUTURE, changed=X_FUTURE_CHANGED)
 def test_mha_no_future(probed):
-    check_no_future(probed, MHA_FUTURE_WEIGHTS, weights_of="MultiHeadAttention(4, 6, 7, 0.0, num_heads=3)")
+    check_no_future(probed, MHA_FUTURE_WEIGHTS, MHA_FUTURE_OUTS, weights_of="MultiHeadAttention(4, 6, 7, 0.0, num_heads=3)")
 
 
 @pytest.mark.points(1)
@@ -155,15 +168,15 @@ def test_mha_eval_turns_dropout_off(probed):
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("dropout", seed=25, n=5, p=0.5)
+@pytest.mark.probe("dropout", seed=25, n=5, p=DROPOUT_P)
 def test_mha_dropout_on_weights(probed):
-    check_dropout(probed, n=5, p=0.5, blocks=[(0, 1), (2, 3)],
-                  what="MultiHeadAttention(5, 20, 5, dropout=0.5, num_heads=2) with values [I | I] per head and an "
+    check_dropout(probed, n=5, p=DROPOUT_P, blocks=[(0, 1), (2, 3)], expected_eval=MHA_DROPOUT_EVAL,
+                  what=f"MultiHeadAttention(5, 20, 5, dropout={DROPOUT_P}, num_heads=2) with values [I | I] per head and an "
                        "identity out_proj, in training mode (each head shows its attention weights after dropout twice)")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("mha_structure", args=[4, 6, 5, 0.0, 3], indivisible=[4, 5, 5, 0.0, 2])
+@pytest.mark.probe("mha_structure", args=[4, 6, 5, 0.0, 3], indivisible=[4, 5, 5, 0.0, 2], x=X_STRUCTURE)
 def test_mha_structure(probed):
     what = "MultiHeadAttention(4, 6, 5, 0.0, num_heads=3): mask buffer, out_proj, head sizes"
     require(probed["indivisible"] in ("AssertionError", "ValueError"),
@@ -180,14 +193,18 @@ def test_mha_structure(probed):
             f"num_heads = {probed['num_heads']}, head_dim = {probed['head_dim']}; expected 3 and 2", what=what,
             hint="Keep self.num_heads = num_heads and self.head_dim = d_out // num_heads.")
     check_mask_buffer(probed, what=what)
+    close(probed.get("out"), MHA_STRUCTURE_OUT, what="MultiHeadAttention(4, 6, 5, 0.0, num_heads=3), seed 0, on a "
+          "(2, 4, 4) batch")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("gradients", seed=26, name=MHA, args=[4, 6, 5, 0.0, 2], kwargs={"qkv_bias": True}, x=X_GRAD)
+@pytest.mark.probe("gradients", seed=26, name=MHA, args=[4, 6, 5, 0.5, 2], kwargs={"qkv_bias": True}, x=X_GRAD,
+                   train_seed=27)
 def test_mha_gradients(probed):
     check_every_gradient(
-        probed, MHA_PARAMETER_NAMES,
-        what="gradients of MultiHeadAttention(4, 6, 5, 0.0, num_heads=2, qkv_bias=True) reach every parameter",
+        probed, MHA_GRADIENTS,
+        what="gradients of MultiHeadAttention(4, 6, 5, 0.5, num_heads=2, qkv_bias=True) in eval mode, after a backward "
+             "pass in training mode, reach every parameter",
         layers="W_query, W_key, W_value are nn.Linear(d_in, d_out, bias=qkv_bias); out_proj is nn.Linear(d_out, d_out).")
 
 
@@ -214,7 +231,7 @@ def test_exercise_3_2_other_sizes(probed):
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("exercise_3_3", seed=28)
+@pytest.mark.probe("exercise_3_3", seed=28, x=X_3_3)
 def test_exercise_3_3_gpt2_size(probed):
     what = "Exercise 3.3: exercise_3_3_gpt2_attention(), the configuration of the smallest GPT-2"
     require(probed["type"] == MHA, f"expected a MultiHeadAttention, got a {probed['type']}", what=what,
@@ -228,3 +245,4 @@ def test_exercise_3_3_gpt2_size(probed):
     require(probed["mask_shape"] == [1024, 1024], f"the mask has shape {probed['mask_shape']}, expected [1024, 1024]",
             what=what, hint="GPT-2 small has a context length of 1024 tokens.")
     require(probed["dropout"] == 0.0, f"dropout is {probed['dropout']}, expected 0.0", what=what)
+    close(probed.get("out"), EXERCISE_3_3_OUT, what=what + ": its output on a (1, 3, 768) batch, seed 28")

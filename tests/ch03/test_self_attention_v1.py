@@ -76,11 +76,15 @@ def test_step_by_step_textbook(probed):
     close(weights_2 @ values, STEP_CONTEXT_2, what="context_vec_2 = attn_weights_2 @ values")
 
 
+PARAMETERS_SEED_1 = torch.stack([w.detach() for w in VERSION.parameters(reference(1, 5, 4))])
+
+
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=1, d_in=5, d_out=4, xs=[])
 def test_parameters_are_nn_parameters(probed):
     what = "W_query, W_key, W_value of SelfAttention_v1(5, 4)"
-    matrices(probed["params"], 5, 4, what)
+    close(torch.stack(matrices(probed["params"], 5, 4, what)), PARAMETERS_SEED_1,
+          what=what + " after torch.manual_seed(1) (stacked)")
     for name in ORDER:
         info = probed["params"]["attributes"][name]
         require(info["kind"] == "Parameter", f"self.{name} is a plain tensor, not an nn.Parameter", what=what,

@@ -107,6 +107,9 @@ def test_attention_weights_textbook(probed):
     close(weights[0], V2_WEIGHTS_ROW_1, what="row 1 of softmax(queries @ keys.T / sqrt(d_k)) from your W_query and W_key")
 
 
+WEIGHTS_SEED_1 = torch.stack([w.detach() for w in VERSION.parameters(reference(1, 5, 4))])
+
+
 @pytest.mark.points(1)
 @pytest.mark.probe("forward", seed=1, d_in=5, d_out=4, xs=[])
 def test_layers_are_linear(probed):
@@ -120,6 +123,8 @@ def test_layers_are_linear(probed):
             f"the module's parameters are {named(probed['params'])}", what=what,
             hint="The three layers' weights should be the only parameters: create no others.",
             expected=str([f"{n}.weight" for n in ORDER]), actual=str(named(probed["params"])))
+    close(torch.stack([layers[name]["weight"] for name in ORDER]), WEIGHTS_SEED_1,
+          what=what + ": their weights after torch.manual_seed(1) (stacked)")
 
 
 @pytest.mark.points(1)

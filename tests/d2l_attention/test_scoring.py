@@ -19,6 +19,9 @@ DOT_Q, DOT_K = 2 * random_inputs(45, 2, 4, 6), 2 * random_inputs(46, 2, 7, 6)  #
 # Values that show dropout: [I | I], so both halves of each output row are the dropped-out weights.
 EYE_VALUES = torch.eye(7).repeat(2, 1, 2)  # (2, 7, 14)
 UPSTREAM = random_inputs(47, 2, 4, 3)
+DROPOUT_P = 0.3  # not the book's rate: a rate written into the code instead of `dropout` fails
+# A first call on other queries before the probed one: the weights kept must be the last call's.
+ADD_Q_FIRST, DOT_Q_FIRST = random_inputs(48, 2, 4, 5), 2 * random_inputs(49, 2, 4, 6)
 
 
 def probe(scorer, args, queries, keys, values, valid_lens=None, **kwargs):
@@ -46,31 +49,36 @@ def check_weights(probed, scorer, expected):
 
 
 def check_dropout(probed, scorer, reference_weights):
-    """In training, dropout zeroes some attention weights and scales the rest by 1 / (1 - p).
+    """In training, dropout (rate DROPOUT_P, not the book's) zeroes some attention weights and
+    scales the rest by 1 / (1 - p): judged against the reference's weights (computed here).
 
-    Checked against the student's own ``attention_weights`` when they are plausible (so that a
-    mistake in the scores costs points elsewhere, not here), else against the reference's.
+    When the student's own ``attention_weights`` differ from the reference's, that is said
+    instead (a mistake in the scores is not a mistake of dropout).
     """
     weights = reference_weights.double()
-    own = probed["weights"]
-    if (isinstance(own, torch.Tensor) and own.shape == weights.shape and own.is_floating_point()
-            and torch.allclose(own.double().sum(-1), torch.ones(weights.shape[:-1], dtype=torch.float64), atol=1e-4)):
-        weights = own.double()
+    own = probed["weights"] if isinstance(probed, dict) else None
+    if isinstance(own, torch.Tensor) and own.shape == weights.shape and own.is_floating_point():
+        close(own, reference_weights, grid=True,
+              what=f"{scorer}.attention_weights in training mode (before dropout): dropout cannot be judged on "
+                   "other weights")
     output = probed["output"]
     require(isinstance(output, torch.Tensor) and tuple(output.shape) == (2, 4, 14),
             "expected an output of shape (2, 4, 14)", what=f"{scorer}(...) in training mode on values of shape (2, 7, 14)",
             expected="shape (2, 4, 14)", actual=str(tuple(output.shape)) if isinstance(output, torch.Tensor) else repr(output)[:80])
     left, right = output[..., :7].double(), output[..., 7:].double()
-    what = f"{scorer} in training mode with dropout 0.5, values [I | I] (each output row shows the dropped-out weights twice)"
+    scale = 1 / (1 - DROPOUT_P)
+    what = (f"{scorer} in training mode with dropout {DROPOUT_P}, values [I | I] (each output row shows the "
+            "dropped-out weights twice)")
     require(torch.allclose(left, right, atol=1e-5), "the two halves differ: dropout did not act on the attention weights",
             what=what, hint="Apply self.dropout to the attention weights, then multiply with the values (not dropout on the output).")
     require(not torch.allclose(left, weights, atol=1e-5), "the output shows the attention weights unchanged: no dropout",
             what=what, hint="Apply self.dropout to the attention weights in forward (it is active in training mode); "
                             "keep self.attention_weights as they were before dropout.")
-    kept, dropped, valid = (left - 2 * weights).abs() < 1e-4, left.abs() < 1e-6, weights.abs() > 1e-6
-    require(bool((kept | dropped).all()), "some output entries are neither 0 nor 2 x the attention weight",
-            what=what, hint="Dropout(p) zeroes each weight with probability p and multiplies the others by 1 / (1 - p); "
-                            "use self.dropout = nn.Dropout(dropout) on the weights.")
+    kept, dropped, valid = (left - scale * weights).abs() < 1e-4, left.abs() < 1e-6, weights.abs() > 1e-6
+    require(bool((kept | dropped).all()), f"some output entries are neither 0 nor {scale:.4f} x the attention weight "
+            f"(1 / (1 - {DROPOUT_P}))", what=what,
+            hint="Dropout(p) zeroes each weight with probability p and multiplies the others by 1 / (1 - p); "
+                 "use self.dropout = nn.Dropout(dropout) with the dropout the constructor is given.")
     require(bool((dropped & valid).any()) and bool((kept & valid).any()), "dropout should drop some weights and keep others",
             what=what, hint="Apply self.dropout = nn.Dropout(dropout) to the attention weights in forward.")
 
@@ -91,14 +99,14 @@ def reference_gradients(scorer, args, queries, keys, values, valid_lens):
 ADDITIVE = reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 ADDITIVE_PER_QUERY = reference("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_2D)
 ADDITIVE_DROPOUT_0_9 = reference("AdditiveAttention", [3, 5, 6, 0.9], ADD_Q, ADD_K, V, LENS_1D)
-ADDITIVE_EYE = reference("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D)
+ADDITIVE_EYE = reference("AdditiveAttention", [3, 5, 6, DROPOUT_P], ADD_Q, ADD_K, EYE_VALUES, LENS_1D)
 ADDITIVE_GRADIENTS = reference_gradients("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D)
 DOT = reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D)
 DOT_PER_QUERY = reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D)
 DOT_NO_LENS = reference("DotProductAttention", [0.2], DOT_Q, DOT_K, V, None)
 DOT_DROPOUT_0_9 = reference("DotProductAttention", [0.9], DOT_Q, DOT_K, V, LENS_1D)
-DOT_EYE = reference("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D)
-DOT_GRADIENTS = reference_gradients("DotProductAttention", [0.0], DOT_Q, DOT_K, V, LENS_1D)
+DOT_EYE = reference("DotProductAttention", [DROPOUT_P], DOT_Q, DOT_K, EYE_VALUES, LENS_1D)
+DOT_GRADIENTS = reference_gradients("DotProductAttention", [DROPOUT_P], DOT_Q, DOT_K, V, LENS_1D)
 
 
 # One check per case: the output of a scorer on these inputs against the reference's, computed above once
@@ -129,26 +137,32 @@ OTHER_SIZES = [
     pytest.param(DOT[0], "DotProductAttention(0.2) on queries (2, 4, 6), keys (2, 7, 6), valid_lens [3, 7]",
                  marks=probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_1D), id="dot_product"),
 ]
+# Each after a first call on other queries (and other valid lengths): the weights of the last call.
 WEIGHTS = [
-    pytest.param("AdditiveAttention", ADDITIVE[1], marks=probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D),
+    pytest.param("AdditiveAttention", ADDITIVE[1], marks=probe("AdditiveAttention", ADD_ARGS, ADD_Q, ADD_K, V, LENS_1D,
+                                                               before=[ADD_Q_FIRST, ADD_K, V, LENS_2D]),
                  id="additive"),
     pytest.param("DotProductAttention", DOT_PER_QUERY[1],
-                 marks=probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D), id="dot_product"),
+                 marks=probe("DotProductAttention", [0.2], DOT_Q, DOT_K, V, LENS_2D, before=[DOT_Q_FIRST, DOT_K, V, LENS_1D]),
+                 id="dot_product"),
 ]
 DROPOUT = [
     pytest.param("AdditiveAttention", ADDITIVE_EYE[1],
-                 marks=probe("AdditiveAttention", [3, 5, 6, 0.5], ADD_Q, ADD_K, EYE_VALUES, LENS_1D, train=True),
+                 marks=probe("AdditiveAttention", [3, 5, 6, DROPOUT_P], ADD_Q, ADD_K, EYE_VALUES, LENS_1D, train=True),
                  id="additive"),
     pytest.param("DotProductAttention", DOT_EYE[1],
-                 marks=probe("DotProductAttention", [0.5], DOT_Q, DOT_K, EYE_VALUES, LENS_1D, train=True), id="dot_product"),
+                 marks=probe("DotProductAttention", [DROPOUT_P], DOT_Q, DOT_K, EYE_VALUES, LENS_1D, train=True),
+                 id="dot_product"),
 ]
 GRADIENTS = [
     pytest.param(ADDITIVE_GRADIENTS, "gradients through AdditiveAttention (W_k, W_q, w_v, queries, keys, values)",
                  marks=pytest.mark.probe("gradients", scorer="AdditiveAttention", args=ADD_ARGS, seed=SEED, queries=ADD_Q,
-                                         keys=ADD_K, values=V, valid_lens=LENS_1D, upstream=UPSTREAM), id="additive"),
+                                         keys=ADD_K, values=V, valid_lens=LENS_1D, upstream=UPSTREAM, train_seed=3),
+                 id="additive"),
     pytest.param(DOT_GRADIENTS, "gradients through DotProductAttention (queries, keys, values)",
-                 marks=pytest.mark.probe("gradients", scorer="DotProductAttention", args=[0.0], seed=SEED, queries=DOT_Q,
-                                         keys=DOT_K, values=V, valid_lens=LENS_1D, upstream=UPSTREAM), id="dot_product"),
+                 marks=pytest.mark.probe("gradients", scorer="DotProductAttention", args=[DROPOUT_P], seed=SEED,
+                                         queries=DOT_Q, keys=DOT_K, values=V, valid_lens=LENS_1D, upstream=UPSTREAM,
+                                         train_seed=3), id="dot_product"),
 ]
 
 

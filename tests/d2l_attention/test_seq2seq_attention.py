@@ -31,6 +31,8 @@ LENS_2 = torch.tensor([6, 1])
 ARGS_3 = [9, 4, 6, 3, 0.5]
 ENC_STATE_3 = 3 * random_inputs(87, 3, 2, 6)
 UPSTREAM = random_inputs(88, 2, 5, 7)
+X_FIRST = random_tokens(89, 7, 2, 3)  # a first call before the probed one (3 steps, not 5)
+ARGS_DROPOUT = [7, 5, 6, 2, 0.3]  # gradients: a training-mode pass with dropout above 0 comes first
 
 
 def probe(name, args, enc_outputs, enc_state, tokens, lens, **kwargs):
@@ -47,12 +49,22 @@ def reference(args, enc_outputs, enc_state, tokens, lens):
     return output, state, module.attention_weights
 
 
+def trained_output(args, enc_outputs, enc_state, tokens, lens):
+    """The reference's output in training mode (dropout active), its random draws right after being
+    built (as the probe's): a correct decoder draws them in the same order (attention, then the GRU)."""
+    module = same_seed(SEED, ref.Seq2SeqAttentionDecoder, *args).train()
+    with torch.no_grad():
+        return module(tokens, module.init_state((enc_outputs, enc_state), lens))[0]
+
+
 def book_output():
-    """The book's example: the reference encoder, then the decoder, built after one seed, in eval mode."""
+    """The book's example: the reference encoder, then the decoder, built after one seed, in eval mode:
+    output, state, attention weights per step."""
     torch.manual_seed(SEED)
     encoder, decoder = ref.Seq2SeqEncoder(*SEQ2SEQ_ARGS).eval(), ref.Seq2SeqAttentionDecoder(*SEQ2SEQ_ARGS).eval()
     with torch.no_grad():
-        return decoder(SEQ2SEQ_X, decoder.init_state(encoder(SEQ2SEQ_X), None))[0]
+        output, state = decoder(SEQ2SEQ_X, decoder.init_state(encoder(SEQ2SEQ_X), None))
+    return output, state, decoder.attention_weights
 
 
 def gradients(args, enc_outputs, enc_state, tokens, lens, upstream):
@@ -71,9 +83,11 @@ DECODED = reference(ARGS, ENC_OUT, ENC_STATE, X, LENS)
 DECODED_2 = reference(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
 DECODED_NO_LENS = reference(ARGS, ENC_OUT, ENC_STATE, X, None)
 DECODED_3 = reference(ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
-BOOK_OUTPUT = book_output()
+BOOK_OUTPUT, BOOK_STATE, BOOK_WEIGHTS = book_output()
 PARAMETERS_2 = [[n, list(p.shape)] for n, p in ref.Seq2SeqAttentionDecoder(*ARGS_2).named_parameters()]
-GRADIENTS_2 = gradients(ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, UPSTREAM)
+PARAMETER_VALUES_2 = [p.detach() for p in same_seed(SEED, ref.Seq2SeqAttentionDecoder, *ARGS_2).parameters()]
+TRAINED = trained_output(ARGS_DROPOUT, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+GRADIENTS_2 = gradients(ARGS_DROPOUT, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, UPSTREAM)
 
 
 def shape_of(value) -> str:
@@ -115,6 +129,11 @@ def test_book_shapes(probed):
             actual="not a list of tensors" if weights is None else f"{len(weights)} tensors",
             hint="Append self.attention.attention_weights to a list at every step of the loop, and return that list "
                  "from the attention_weights property.")
+    close(output, BOOK_OUTPUT, what=f"{what}: the output")
+    close(state[0], BOOK_STATE[0], what=f"{what}: state[0]")
+    close(state[1], BOOK_STATE[1], what=f"{what}: state[1]")
+    for step, (mine, theirs) in enumerate(zip(weights, BOOK_WEIGHTS, strict=True)):
+        close(mine, theirs, grid=True, what=f"{what}: decoder.attention_weights, decoding step {step}")
 
 
 @pytest.mark.points(1)
@@ -127,15 +146,20 @@ def test_book_values(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("parameters", args=ARGS_2, seed=SEED)
 def test_parameters(probed):
-    expected = PARAMETERS_2
-    require(probed == expected, "the parameters are not those of attention, embedding, rnn, dense in that order",
-            what="parameters of Seq2SeqAttentionDecoder(7, 5, 6, 2), in creation order",
-            expected=", ".join(f"{n} {tuple(s)}" for n, s in expected),
-            actual=", ".join(f"{n} {tuple(s)}" for n, s in probed)[:800],
+    expected, names = PARAMETERS_2, probed["names"] if isinstance(probed, dict) else None
+    what = "parameters of Seq2SeqAttentionDecoder(7, 5, 6, 2), in creation order"
+    require(names == expected, "the parameters are not those of attention, embedding, rnn, dense in that order",
+            what=what, expected=", ".join(f"{n} {tuple(s)}" for n, s in expected),
+            actual=", ".join(f"{n} {tuple(s)}" for n, s in names)[:800] if isinstance(names, list) else repr(names)[:80],
             hint="attention = AdditiveAttention(num_hiddens, num_hiddens, num_hiddens, dropout); embedding = "
                  "nn.Embedding(vocab_size, embed_size); rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, "
                  "num_layers, dropout=dropout) (its input is the context and the embedded token); dense = "
                  "nn.Linear(num_hiddens, vocab_size).")
+    values = probed["values"]
+    require(isinstance(values, list) and len(values) == len(PARAMETER_VALUES_2), "no values of the parameters came back",
+            what=what)
+    for (name, _), mine, theirs in zip(expected, values, PARAMETER_VALUES_2, strict=True):
+        close(mine, theirs, what=f"{what}: {name} after torch.manual_seed({SEED}) (the order of creation decides it)")
 
 
 @pytest.mark.points(1)
@@ -195,15 +219,16 @@ def check_weights_per_step(probed, expected: list, what):
             actual="not a list of tensors" if weights is None else f"{len(weights)} tensors",
             hint="At every step, append self.attention.attention_weights to a list; the attention_weights "
                  "property returns the list of the last forward call.")
-    for step, (mine, theirs) in enumerate(zip(weights, expected)):
+    for step, (mine, theirs) in enumerate(zip(weights, expected, strict=True)):
         close(mine, theirs, grid=True, what=f"{what}, decoding step {step} (batch_size, 1, num_enc_steps)")
 
 
 @pytest.mark.points(2)
-@probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2)
+@probe("decode", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, before=X_FIRST)
 def test_attention_weights(probed):
     check_weights_per_step(probed, DECODED_2[2],
-                           "decoder.attention_weights of Seq2SeqAttentionDecoder(7, 5, 6, 2), enc_valid_lens [6, 1]")
+                           "decoder.attention_weights of Seq2SeqAttentionDecoder(7, 5, 6, 2), enc_valid_lens [6, 1], "
+                           "after a first call on 3 other target tokens (the weights of the last call, 5 steps)")
 
 
 @pytest.mark.points(1)
@@ -218,6 +243,7 @@ def test_attention_masks_padding(probed):
                 what=f"{what}, decoding step {step}", expected="shape (3, 1, 5)", actual=shape_of(w))
         problem = masked_weight_problem(w, LENS, (3, 1, 5))
         require(problem == "", f"decoding step {step}: {problem}", what=f"{what}, decoding step {step}")
+        close(w, DECODED[2][step], grid=True, what=f"{what}, decoding step {step}, compared with the reference's")
 
 
 @pytest.mark.points(1)
@@ -231,15 +257,23 @@ def test_no_valid_lens(probed):
 @probe("decode_twice", ARGS_3, ENC_OUT_2, ENC_STATE_3, X_2, LENS_2)
 def test_eval_is_deterministic(probed):
     what = "Seq2SeqAttentionDecoder(9, 4, 6, 3, dropout=0.5) in eval mode"
-    close(probed["second"], probed["first"], what=f"{what}: a second call from the same state gives the same outputs")
     check_outputs(probed["first"], DECODED_3[0], f"{what}: outputs (3 GRU layers)")
+    check_outputs(probed["second"], DECODED_3[0], f"{what}: a second call from the same state gives the same outputs")
 
 
 @pytest.mark.points(1)
-@probe("gradients", ARGS_2, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, upstream=UPSTREAM)
+@probe("gradients", ARGS_DROPOUT, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, upstream=UPSTREAM, train_seed=3)
 def test_gradients(probed):
     check_gradients(probed, GRADIENTS_2, "gradients through Seq2SeqAttentionDecoder (every parameter, the encoder's "
                                       "outputs and state)")
+
+
+@pytest.mark.points(1)
+@probe("decode", ARGS_DROPOUT, ENC_OUT_2, ENC_STATE_2, X_2, LENS_2, train=True)
+def test_dropout_in_training(probed):
+    check_outputs(probed["output"], TRAINED,
+                  "Seq2SeqAttentionDecoder(7, 5, 6, 2, dropout=0.3) in training mode, right after being built with the "
+                  "reference's seed: the constructor's dropout in the attention and in the GRU")
 
 
 # -- BLEU -----------------------------------------------------------------------------------------

@@ -109,9 +109,15 @@ def dropout(student, seed, n, p, heads=None):
     return probing.with_steps({"eval": eval_out, "train": probing.tensor(train_out, "the output of forward")}, recorder)
 
 
-def structure(student, args, name=CLASS):
-    """The names of the module's buffers, parameters and state_dict entries, and the mask."""
+def structure(student, args, name=CLASS, x=None):
+    """The names of the module's buffers, parameters and state_dict entries, and the mask; with
+    ``x``, the output of the module (built after seed 0) on it in eval mode (a structure is worth
+    points only with the numbers it gives)."""
     module = probing.build(student, name, *args, seed=0)
+    out = None
+    if x is not None:
+        probing.call(module.eval)
+        out = probing.output(module, x)
     with probing.student_code():
         buffers = dict(module.named_buffers())
         found = {
@@ -120,12 +126,21 @@ def structure(student, args, name=CLASS):
             "mask_attribute": type(getattr(module, "mask", None)).__name__,
         }
     mask = buffers.get("mask")
-    return {"buffers": sorted(buffers), **found,
+    return {"buffers": sorted(buffers), **found, "out": out,
             "mask": probing.tensor(mask, "the mask buffer") if mask is not None else None}
 
 
-def gradients(student, seed, args, x, kwargs=None, name=CLASS):
-    """Backpropagate a weighted sum of the output; the gradient of every parameter (None if none)."""
+def gradients(student, seed, args, x, kwargs=None, name=CLASS, train_seed=None):
+    """Backpropagate a weighted sum of the output in eval mode; the gradient of every parameter
+    (None if none). With ``train_seed``, a forward and backward pass in training mode first
+    (dropout active: what it does in place must not break backward), its gradients then cleared."""
     module = probing.build(student, name, *args, seed=seed, kwargs=kwargs)
+    if train_seed is not None:
+        probing.call(module.train)
+        probing.seed(train_seed)
+        probing.backward(probing.call(module, x))
+        for parameter in module.parameters():
+            parameter.grad = None
+    probing.call(module.eval)
     probing.backward(probing.call(module, x))
     return probing.gradients(module)

@@ -50,9 +50,9 @@ def dropout(student, seed, n, p):
     return _causal.dropout(student, seed, n, p, heads=MHA)
 
 
-def gradients(student, seed, name, args, x, kwargs=None):
+def gradients(student, seed, name, args, x, kwargs=None, train_seed=None):
     """Backpropagate a weighted sum of the output; the gradient of every parameter (None if none)."""
-    return _causal.gradients(student, seed, args, x, kwargs, name=name)
+    return _causal.gradients(student, seed, args, x, kwargs, name=name, train_seed=train_seed)
 
 
 # -- structure -------------------------------------------------------------------------------------
@@ -79,9 +79,10 @@ def wrapper_heads(student, seed, args, x, kwargs=None):
     return info
 
 
-def mha_structure(student, args, indivisible):
-    """Buffers, parameters, state_dict, out_proj and head sizes; what an indivisible d_out raises."""
-    info = _causal.structure(student, args, name=MHA)
+def mha_structure(student, args, indivisible, x=None):
+    """Buffers, parameters, state_dict, out_proj and head sizes; what an indivisible d_out raises;
+    the output on ``x`` (see probes/causal.py: structure)."""
+    info = _causal.structure(student, args, name=MHA, x=x)
     module = probing.build(student, MHA, *args, seed=0)
     out_proj = getattr(module, "out_proj", None)
     info.update({
@@ -109,11 +110,10 @@ def exercise_3_2(student, seed, args, x):
     }
 
 
-def exercise_3_3(student, seed):
-    """exercise_3_3_gpt2_attention() built after seeding: its configuration (the forward pass is
-    graded by the MultiHeadAttention checks, so a mistake there costs points once)."""
-    module = probing.build(student, "exercise_3_3_gpt2_attention", seed=seed, train=False, kind="function",
-                            initialize=False)
+def exercise_3_3(student, seed, x):
+    """exercise_3_3_gpt2_attention() built after seeding: its configuration, and its output on
+    ``x`` in eval mode (the numbers that configuration gives)."""
+    module = probing.build(student, "exercise_3_3_gpt2_attention", seed=seed, train=False, kind="function")
     mask = dict(module.named_buffers()).get("mask")
     dropout = getattr(module, "dropout", None)
     return {
@@ -125,4 +125,5 @@ def exercise_3_3(student, seed):
         "dropout": float(dropout.p) if isinstance(dropout, nn.Dropout) else None,
         "head_dim": probing.int_or_none(getattr(module, "head_dim", None)),
         "d_out": probing.int_or_none(getattr(module, "d_out", None)),
+        "out": probing.output(module, x),
     }

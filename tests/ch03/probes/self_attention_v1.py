@@ -48,4 +48,7 @@ def forward(student, seed, d_in, d_out, xs):
 def gradients(student, seed, d_in, d_out, x):
     """Back-propagate ``(module(x) ** 2).sum()``; say which parameters received a non-zero gradient."""
     module = build(student, seed, d_in, d_out)
-    return probing.reach(module, x, {name: getattr(module, name, None) for name in NAMES})
+    watched = {name: getattr(module, name, None) for name in NAMES}
+    found = probing.reach(module, x, watched)
+    found["gradients"] = {name: probing.tensor_or_none(getattr(value, "grad", None)) for name, value in watched.items()}
+    return found

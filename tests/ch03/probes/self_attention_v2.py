@@ -63,4 +63,7 @@ def projections(student, seed, d_in, d_out, x):
 def gradients(student, seed, d_in, d_out, x):
     """Back-propagate ``(module(x) ** 2).sum()``; say which parameters received a non-zero gradient."""
     module = build(student, seed, d_in, d_out)
-    return probing.reach(module, x, {name: getattr(getattr(module, name, None), "weight", None) for name in NAMES})
+    watched = {name: getattr(getattr(module, name, None), "weight", None) for name in NAMES}
+    found = probing.reach(module, x, watched)
+    found["gradients"] = {name: probing.tensor_or_none(getattr(value, "grad", None)) for name, value in watched.items()}
+    return found

@@ -23,6 +23,11 @@ def describe(value):
     return {"kind": "Parameter" if isinstance(value, nn.Parameter) else "Tensor", "shape": list(value.shape)}
 
 
+def matrix(value, what):
+    """A v1 attribute's values as a plain tensor (None if it is not a tensor)."""
+    return probing.tensor(value.detach(), what) if isinstance(value, torch.Tensor) else None
+
+
 def v2_weight(sa_v2, name):
     """``sa_v2.<name>.weight`` as a plain tensor (None if the student replaced the layer)."""
     weight = getattr(getattr(sa_v2, name, None), "weight", None)
@@ -31,7 +36,9 @@ def v2_weight(sa_v2, name):
 
 def transfer(student, seed, d_in, d_out, xs, v1_seed=None):
     """Build reference v2 (seed ``seed``) then v1 (seed ``v1_seed`` if given), call the student's
-    copy function, then run both on each input in ``xs`` and back-propagate through v1."""
+    copy function, then return v1's own matrices (the trusted side compares them with v2's
+    weights, transposed), run v1 with its class's forward (not an attribute of the object) and
+    v2 on each input in ``xs``, and back-propagate through v1: its matrices' gradients."""
     import self_attention_v1  # the reference modules (see the module docstring)
     import self_attention_v2
 
@@ -41,23 +48,27 @@ def transfer(student, seed, d_in, d_out, xs, v1_seed=None):
     if v1_seed is not None:
         probing.seed(v1_seed)
     sa_v1 = self_attention_v1.SelfAttention_v1(d_in, d_out)
+    v1_forward = self_attention_v1.SelfAttention_v1.forward  # the class's, as built before student code ran
     probing.call(copy, sa_v1, sa_v2)
 
+    attributes = {name: getattr(sa_v1, name, None) for name in NAMES}
     result = {
-        "v1_params": {name: describe(getattr(sa_v1, name, None)) for name in NAMES},
+        "v1_params": {name: describe(value) for name, value in attributes.items()},
+        "v1_matrices": {name: matrix(value, f"sa_v1.{name}") for name, value in attributes.items()},
         "v1_named": [name for name, _ in sa_v1.named_parameters()],
         "v2_weights": {name: v2_weight(sa_v2, name) for name in NAMES},
         "v2_named": [name for name, _ in sa_v2.named_parameters()],
     }
     with torch.no_grad():
-        result["v2"] = [probing.call(sa_v2, x) for x in xs]
-    outs, error = probing.caught(lambda: [sa_v1(x) for x in xs])
+        result["v2"] = [probing.output(sa_v2, x, what="sa_v2(x)") for x in xs]
+    outs, error = probing.caught(lambda: [v1_forward(sa_v1, x) for x in xs])
     if error is not None:  # the usual cause: untransposed weights
         result["v1_error"] = f"{type(error).__name__}: {error}"[:300]
         return result
-    result["v1"] = outs
+    result["v1"] = [probing.tensor(out, "sa_v1(x)") for out in outs]
     loss = sum((out.float() ** 2).sum() for out in outs)
     if isinstance(loss, torch.Tensor) and loss.requires_grad:
         probing.call(loss.backward)
-    result["v1_gradients"] = {name: probing.reached(getattr(sa_v1, name, None)) for name in NAMES}
+    result["v1_gradients"] = {name: matrix(getattr(value, "grad", None), f"sa_v1.{name}.grad")
+                              for name, value in attributes.items()}
     return result

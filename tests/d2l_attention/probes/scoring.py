@@ -23,17 +23,26 @@ def run(module, queries, keys, values, valid_lens):
     return module(queries, keys, values, valid_lens)
 
 
-def attend(student, scorer, args, seed, queries, keys, values, valid_lens=None, train=False):
-    """The output of one forward call and the attention weights kept on the module."""
+def attend(student, scorer, args, seed, queries, keys, values, valid_lens=None, train=False, before=None):
+    """The output of one forward call and the attention weights kept on the module. With
+    ``before`` (queries, keys, values, valid_lens), a first call on those inputs comes before: the
+    weights kept must then be those of the last call."""
     module = build(student, scorer, args, seed, train)
+    if before is not None:
+        run(module, *before)
     with probing.recorded_if_sent(module) as recorder:
         output = run(module, queries, keys, values, valid_lens)
     weights = probing.tensor_or_none(probing.attribute(module, "attention_weights"))
     return probing.with_steps({"output": output, "weights": weights}, recorder)
 
 
-def gradients(student, scorer, args, seed, queries, keys, values, valid_lens, upstream):
-    """Gradients of ``(output * upstream).sum()`` for every parameter and every input (None if none)."""
+def gradients(student, scorer, args, seed, queries, keys, values, valid_lens, upstream, train_seed=None):
+    """Gradients of ``(output * upstream).sum()`` in eval mode for every parameter and every input
+    (None if none). With ``train_seed``, a forward and backward pass in training mode first (dropout
+    active: what it does in place must not break backward), its gradients then cleared."""
     module = build(student, scorer, args, seed)
     inputs = {"queries": queries, "keys": keys, "values": values}
+    if train_seed is not None:
+        probing.train_then_clear(module, lambda: run(module, queries, keys, values, valid_lens), inputs, upstream,
+                                 train_seed)
     return probing.gradients_through(module, lambda: run(module, queries, keys, values, valid_lens), inputs, upstream)

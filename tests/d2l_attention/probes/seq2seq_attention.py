@@ -41,10 +41,14 @@ def step(module, X, state):
     return result[0], as_list(result[1], "the state that forward returns")
 
 
-def decode(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, train=False):
-    """``init_state`` then ``forward`` on encoder outputs given by the test."""
+def decode(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, train=False, before=None):
+    """``init_state`` then ``forward`` on encoder outputs given by the test. With ``before`` (target
+    tokens), a first ``forward`` on them from the same state comes before: the attention weights
+    kept must then be those of the last call."""
     module = probing.build(student, DECODER, *args, seed=seed, train=train)
     state = start(module, enc_outputs, enc_state, enc_valid_lens)
+    if before is not None:
+        step(module, before, state)
     output, new_state = step(module, X, state)
     return {"init": state, "output": output, "state": new_state, "weights": kept_weights(module)}
 
@@ -67,17 +71,27 @@ def book_example(student, args, seed, X):
 
 
 def parameters(student, args, seed):
-    """Names and shapes of the decoder's parameters, in the order they were registered."""
+    """Names and shapes of the decoder's parameters, in the order they were registered, and their values."""
     module = probing.build(student, DECODER, *args, seed=seed, train=False)
-    return [[name, list(p.shape)] for name, p in module.named_parameters()]
+    with probing.student_code():
+        named = list(module.named_parameters())
+    return {"names": [[name, list(p.shape)] for name, p in named],
+            "values": [probing.tensor(p.detach(), f"parameter {name}") for name, p in named]}
 
 
-def gradients(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, upstream):
-    """Gradients of ``(output * upstream).sum()`` for every parameter and the encoder's outputs and state."""
+def gradients(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, upstream, train_seed=None):
+    """Gradients of ``(output * upstream).sum()`` in eval mode for every parameter and the encoder's
+    outputs and state. With ``train_seed``, a forward and backward pass in training mode first
+    (dropout active: what it does in place must not break backward), its gradients then cleared."""
     module = probing.build(student, DECODER, *args, seed=seed, train=False)
     inputs = {"encoder outputs": enc_outputs, "encoder state": enc_state}
-    return probing.gradients_through(
-        module, lambda: step(module, X, start(module, enc_outputs, enc_state, enc_valid_lens))[0], inputs, upstream)
+
+    def run():
+        return step(module, X, start(module, enc_outputs, enc_state, enc_valid_lens))[0]
+
+    if train_seed is not None:
+        probing.train_then_clear(module, run, inputs, upstream, train_seed)
+    return probing.gradients_through(module, run, inputs, upstream)
 
 
 def init(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens):
