@@ -2,7 +2,7 @@
 
 `python -m grader release` copies this file into a scratch folder, converts each jupytext
 source source/<assignment>/<name>.py into source/<assignment>/<name>.ipynb there
-(grader/notebooks.py), runs `nbgrader generate_assignment <assignment> --force` (offline), then
+(grader/release/notebooks.py), runs `nbgrader generate_assignment <assignment> --force` (offline), then
 copies release/<assignment>/*.ipynb into the template's notebooks/. The notebooks are not graded
 (the exercise modules are); their solution cells are small explorations, which nbgrader
 replaces with the stub below.

@@ -66,7 +66,7 @@ def not_a_grade(report) -> int:
 
 def batch_command(args, settings: Settings) -> int:
     """``batch``: every submission folder under ROOT; a CSV of grades and a report each."""
-    from grader import batch
+    from grader.batch import command as batch
 
     return batch.run(
         args.root.resolve(), args.assignment, settings,
@@ -110,7 +110,7 @@ def check_command(args, settings: Settings) -> int:
 def release_command(args) -> int:
     """``release``: build the student template; 1 when it would leak, 2 bad arguments, 3 a failed step."""
     try:
-        from grader import release
+        from grader.release import command as release
     except ImportError as exc:
         if (exc.name or "").split(".")[0] != "grader":
             raise  # a missing package: grader.cli says what to install
@@ -142,9 +142,9 @@ NEXT_STEPS = """Next steps (docs/classroom.md):
 
 def stubs_command(args) -> int:
     """``stubs``: regenerate the student stubs of an assignment from its solutions (2 when there are none)."""
-    from grader.markers import MarkerError
+    from grader.release.markers import MarkerError
     from grader.settings import PROJECT_ROOT
-    from grader.stubs import write_stubs
+    from grader.release.stubs import write_stubs
 
     solutions = PROJECT_ROOT / "solutions" / args.assignment
     if not any(solutions.glob("*.py")):

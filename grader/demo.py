@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 
 from grader.settings import Settings
-from grader.stubs import make_stub
+from grader.release.stubs import make_stub
 
 
 def sample_mistakes(assignment: str, settings: Settings) -> list[dict]:
@@ -43,7 +43,7 @@ def run(assignment: str, settings: Settings) -> int:
     from rich.console import Console
     from rich.text import Text
 
-    from grader.pool import grade_many
+    from grader.batch.pool import grade_many
     from grader.reports import terminal
 
     mistakes = sample_mistakes(assignment, settings)

@@ -16,7 +16,8 @@ from collections import Counter
 from pathlib import Path
 
 from grader import rubric as rubrics
-from grader import seeding, submission
+from grader import submission
+from grader.sandbox import seeding
 from grader.hygiene import BLOCK, clean, clean_report
 from grader.model import ExerciseResult, Feedback, Report, TestResult
 from grader.sandbox.client import Sandbox
@@ -49,7 +50,7 @@ def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, 
     taken = submission.take(root, assignment, [e.name for e in rubric.exercises], workdir, known=known)
     import torch
 
-    from grader.plugin import GradingPlugin
+    from grader.suite.plugin import GradingPlugin
 
     # The checks compare tiny tensors while the sandbox (and, in a batch, other submissions'
     # checks) use the other cores: torch's default of a thread per core only makes them

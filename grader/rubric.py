@@ -238,3 +238,8 @@ def case_count(test: ast.FunctionDef, lists: dict[str, ast.expr], test_file: Pat
                               f"and the rubric counts them without running the suite")
         count *= len(values.elts)
     return count
+
+
+def exercise_of(item) -> str:
+    """The exercise stem a collected test belongs to: ``tests/ch03/test_causal.py`` -> ``causal``."""
+    return Path(str(item.path)).stem.removeprefix("test_")

@@ -40,7 +40,7 @@ class Settings:
     # Drop to this unprivileged user for student code when the grader runs as root.
     sandbox_user: str = "nobody"
     # batch: a check whose probe gave a value it already passed on for an earlier student passes
-    # again without running (grader.passes); off, every check runs for every student.
+    # again without running (grader.batch.passes); off, every check runs for every student.
     reuse_passes: bool = True
 
     def sandbox_limits(self) -> dict:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader.stubs import make_stub
+from grader.release.stubs import make_stub
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -56,7 +56,7 @@ def grade_cli(root: Path, assignment: str, *extra: str, env: dict | None = None,
 def grade_many(roots: list[Path], assignment: str, *extra: str, timeout: float = 900) -> dict[Path, dict]:
     """Grade many submissions in one run (one sandbox, like the bulk regrade); reports by root."""
     script = (
-        "import json, sys; from pathlib import Path; from grader.pool import grade_many; "
+        "import json, sys; from pathlib import Path; from grader.batch.pool import grade_many; "
         "from grader.cli import build_parser, settings_from; "
         "args = build_parser().parse_args(['grade', '.', '--assignment', sys.argv[1], *sys.argv[3:]]); "
         "roots = [Path(p) for p in json.loads(sys.argv[2])]; "

@@ -12,7 +12,7 @@ import functools
 import tomllib
 from pathlib import Path
 
-from grader import catalog
+from grader.diagnosis import catalog
 
 NONE = ""
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import sys
 
-from grader.stubs import make_stub
+from grader.release.stubs import make_stub
 from project_tests.helpers import ROOT, copy_repository
 
 GUIDE = ROOT / "docs" / "adding-an-assignment.md"

@@ -5,8 +5,8 @@ gives alone (the same scores, messages and diagnoses)."""
 from __future__ import annotations
 
 
-from grader import catalog
-from grader.class_session import failing_modules
+from grader.diagnosis import catalog
+from grader.batch.class_session import failing_modules
 from grader.demo import build_submission, sample_mistakes
 from grader.settings import Settings
 from project_tests.helpers import grade_cli, grade_many

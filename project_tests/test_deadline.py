@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import deadline
+from grader.batch import deadline
 
 STEMS = ["simple_attention", "mha"]
 UTC = dt.timezone.utc

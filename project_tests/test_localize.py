@@ -10,9 +10,9 @@ import sys
 import pytest
 import torch
 
-from grader import catalog
-from grader.explain import classify, concept_for, explain
-from grader.localize import CONTEXT, SOFTMAX_INPUT, WEIGHTS, first_difference
+from grader.diagnosis import catalog
+from grader.diagnosis.explain import classify, concept_for, explain
+from grader.diagnosis.localize import CONTEXT, SOFTMAX_INPUT, WEIGHTS, first_difference
 from grader.reports.common import cell, grid_rows
 from grader.sandbox import wire
 from grader.sandbox.trace import traced
@@ -131,11 +131,11 @@ def test_catalog_differences_tolerate_the_last_bit_but_not_a_value():
 @pytest.mark.end_to_end
 @pytest.mark.parametrize("assignment", assignments())
 def test_the_public_catalogs_are_up_to_date(assignment):
-    script = ("import json, sys; from grader.public_catalog import build; from grader.settings import PROJECT_ROOT; "
+    script = ("import json, sys; from grader.diagnosis.public_catalog import build; from grader.settings import PROJECT_ROOT; "
               "print(json.dumps(build(PROJECT_ROOT, sys.argv[1]), sort_keys=True, separators=(',', ':')))")
     proc = subprocess.run([sys.executable, "-c", script, assignment], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     committed = json.loads((ROOT / "public_tests" / assignment / "catalog.json").read_text())
     stale = list(catalog_differences(json.loads(proc.stdout.splitlines()[-1]), committed))
     assert not stale, (f"public_tests/{assignment}/catalog.json is stale at {stale[:5]}: "
-                       f"run .venv/bin/python -m grader.public_catalog {assignment}")
+                       f"run .venv/bin/python -m grader.diagnosis.public_catalog {assignment}")

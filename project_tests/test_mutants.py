@@ -12,7 +12,7 @@ import tomllib
 
 import pytest
 
-from grader import catalog
+from grader.diagnosis import catalog
 from grader import rubric as rubrics
 from project_tests.helpers import ROOT, assignments, exercise, grade_many, make_submission, mutate, solution_sources
 

@@ -6,7 +6,7 @@ three times, two at a time (two cores):
 - ``stubs``: the template as released. Every part says "not written yet", nothing is drawn,
   and no cell stops the run.
 - ``solutions``: the reference solutions copied into ``exercises/``, and the notebooks made from
-  the sources with their explorations solved (``grader.notebooks.to_notebook``). No error, every
+  the sources with their explorations solved (``grader.release.notebooks.to_notebook``). No error, every
   comparison with the book agrees, every heatmap is drawn.
 - ``errors``: one module with a syntax error, the others raising ValueError where the stubs
   raise NotImplementedError. Each error is shown in the cell that met it, and the run goes on.
@@ -24,7 +24,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from grader.notebooks import to_notebook
+from grader.release.notebooks import to_notebook
 from project_tests.helpers import ROOT, assignments, solution_sources, stub_sources
 from project_tests.test_release import fresh_copy
 

@@ -9,9 +9,11 @@ import shutil
 
 import pytest
 
-from grader import fault, probe_specs, probing
+from grader.sandbox import fault
+from grader.suite import probe_specs
+from grader.sandbox import probing
 from grader.grade import load_rubric
-from grader.pool import failed
+from grader.batch.pool import failed
 from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
 from project_tests.helpers import ROOT, exercise, grade_cli, make_submission, mutate, solution_sources
@@ -106,7 +108,7 @@ def test_each_mistake_of_the_suite_is_a_grader_error_naming_test_file_and_proble
     for test, stem in (("test_causal.py::test_causal_attention_gradients", "causal"), ("test_mha.py::test_mha_gradients", "mha")):
         assert (f"{test}: probe 'gradients' of probes/{stem}.py failed in its own code (at probes/causal.py, line "
                 in errors)  # mha's probe is causal's
-    assert "AttributeError: module 'grader.probing' has no attribute 'gradiants'" in errors
+    assert "AttributeError: module 'grader.sandbox.probing' has no attribute 'gradiants'" in errors
     assert "test_self_attention_v1.py::test_without_points: this test has no points: give it @pytest.mark.points(N)" in errors
     for stem, test in (("causal", "test_causal_attention_textbook"), ("causal", "test_causal_attention_other_seeds_sizes"),
                        ("causal", "test_causal_attention_gradients"), ("mha", "test_mha_gradients")):
@@ -230,7 +232,7 @@ def test_a_forged_number_of_outputs_fails_the_forward_checks(monkeypatch):
     outputs than inputs fail the check (they would otherwise compare nothing)."""
     import torch
 
-    from grader.comparisons import Mismatch
+    from grader.suite.comparisons import Mismatch
 
     monkeypatch.syspath_prepend(str(ROOT / "tests" / "ch03"))
     from behaviour import check_outputs

@@ -16,10 +16,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import cli, environment, leaks, markers, release
+from grader import cli, environment
+from grader.release import leaks
+from grader.release import markers
+from grader.release import command as release
 from grader import manifest as manifests
-from grader.notebooks import sources as notebook_sources
-from grader.stubs import make_stub
+from grader.release.notebooks import sources as notebook_sources
+from grader.release.stubs import make_stub
 from project_tests.helpers import ROOT, assignments, solution_sources
 
 ASSIGNMENTS = assignments()  # every assignment with a hidden suite
@@ -114,7 +117,13 @@ def test_release_holds_no_solution_marker_or_hidden_test(assignment, tmp_path_fa
     hidden = {hashlib.sha256(p.read_bytes()).hexdigest() for p in (ROOT / "tests").rglob("*") if p.is_file() and p.stat().st_size > 20}
     assert not [p for p in out.rglob("*") if p.is_file() and hashlib.sha256(p.read_bytes()).hexdigest() in hidden]
     assert not (out / "solutions").exists() and not (out / "tests").exists()
-    assert not (out / "grader" / "release.py").exists() and not (out / "grader" / "stubs.py").exists()
+    # The instructor-only packages and modules stay home, whole; what a student runs ships whole.
+    assert sorted(p.name for p in (out / "grader").iterdir() if p.name in {"release", "batch", "demo.py"}) == []
+    shipped_packages = {p.name for p in (out / "grader").iterdir() if p.is_dir()}
+    assert shipped_packages == {"suite", "sandbox", "diagnosis", "reports"}
+    for package in shipped_packages:
+        ours = {q.relative_to(ROOT / "grader" / package) for q in (ROOT / "grader" / package).rglob("*.py")}
+        assert {q.relative_to(out / "grader" / package) for q in (out / "grader" / package).rglob("*.py")} == ours
     assert not list(out.rglob("__pycache__"))
 
 

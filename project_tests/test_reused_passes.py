@@ -1,4 +1,4 @@
-"""A batch runs a check again only on a value it has not passed on yet (grader.passes).
+"""A batch runs a check again only on a value it has not passed on yet (grader.batch.passes).
 
 The suite here is ch03's with one check added that fails whenever it has run before in the
 batch (it leaves a file behind): so whether it ran for a student shows in that student's grade.

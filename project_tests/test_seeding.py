@@ -1,10 +1,10 @@
-"""The grading process's ``torch.manual_seed`` (``grader/seeding.py``) draws what torch's does."""
+"""The grading process's ``torch.manual_seed`` (``grader/sandbox/seeding.py``) draws what torch's does."""
 
 from __future__ import annotations
 
 import torch
 
-from grader import seeding
+from grader.sandbox import seeding
 
 SEEDS = (0, 123, -7, 2**40 + 5)
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, manifest
+from grader import manifest
+from grader.batch import command as batch
 from grader.model import Report
 from grader.settings import Settings
 from project_tests.helpers import ROOT, make_submission
@@ -82,7 +83,8 @@ def test_a_command_without_its_packages_says_what_to_install(tmp_path):
 def test_release_ends_with_the_next_steps(tmp_path, monkeypatch, capsys):
     from argparse import Namespace
 
-    from grader import commands, release
+    from grader import commands
+    from grader.release import command as release
 
     monkeypatch.setattr(release, "build", lambda assignment, out, force: release.Released(out, assignment, ["mha"], []))
     assert commands.release_command(Namespace(assignment="ch03", out=tmp_path / "t", force=False)) == 0

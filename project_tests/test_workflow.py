@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from grader import environment, rubric
-from grader.release import runner_name
+from grader.release.command import runner_name
 from project_tests.helpers import ROOT
 from project_tests.test_release import ASSIGNMENTS, released
 

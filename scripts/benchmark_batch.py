@@ -6,7 +6,7 @@ Both grade N copies of the reference solutions, in the same run:
 
 - ``batch``: N folders holding ``exercises/<assignment>/*.py``, graded with the hidden suite
   (with ``--jobs 1``, ``--jobs 2`` and ``--jobs J``). A later copy's checks see the values the
-  first copies' checks passed on, so they are not run again (``grader/passes.py``): the best
+  first copies' checks passed on, so they are not run again (``grader/batch/passes.py``): the best
   case. ``--jobs 2 --no-reuse`` runs every check for every copy, as for a class in which no
   two students' values are the same: the worst case;
 - nbgrader: a minimal course in a temporary folder. The source notebook has one solution

@@ -35,7 +35,7 @@ class ProbeOutcome:
 
     An ok value arrives as plain data (``raw``) and is decoded, and so checked, the first time
     the outcome is read: a value that proves unusable makes it an ``error``. A batch's grading
-    process never reads the values of the checks it records as passed (:mod:`grader.passes`),
+    process never reads the values of the checks it records as passed (:mod:`grader.batch.passes`),
     which it finds by ``digest`` alone.
     """
 
@@ -230,7 +230,7 @@ def decode_outcome(event: dict, digest: str = "") -> ProbeOutcome:
     """One probe's outcome from its event; anything malformed costs only this probe. ``digest``:
     of the line the event came in. Equal lines carry equal values (a line names its test, and the
     sandbox writes a value the same way each time), so a batch finds the values a test already
-    passed on by this digest (:mod:`grader.passes`), without writing each value out again to
+    passed on by this digest (:mod:`grader.batch.passes`), without writing each value out again to
     hash it: that took about 2 ms a submission."""
     error = event.get("error") if type(event.get("error")) is dict else {}
     error = {clean(k, 40): clean(v, MAX_MESSAGE) if type(v) is str else v

@@ -135,3 +135,16 @@ def _decode_tensor(spec, torch):
     else:
         flat = torch.frombuffer(bytearray(raw), dtype=getattr(torch, dtype))
     return flat.reshape(shape).clone()
+
+
+def encode_args(value):
+    """Probe arguments as plain data for the sandbox: tensors encoded, tuples as lists."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return encode_tensor(value)
+    if isinstance(value, dict):
+        return {k: encode_args(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode_args(v) for v in value]
+    return value

@@ -12,8 +12,8 @@ import importlib.util
 import os
 import sys
 
-from grader import probing
-from grader.fault import ProbeError, describe_exception
+from grader.sandbox import probing
+from grader.sandbox.fault import ProbeError, describe_exception
 from grader.sandbox import wire
 
 

@@ -26,7 +26,7 @@ import time
 if __name__ == "__main__":  # started by path with -I: make the grader package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from grader import probing  # noqa: E402
+from grader.sandbox import probing  # noqa: E402
 from grader.sandbox import confine, hugepages, linux, syscall_filter, wire, worker  # noqa: E402
 
 ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started

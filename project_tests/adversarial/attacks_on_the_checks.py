@@ -61,7 +61,7 @@ _patch(
                                                "head_dim": 64, "d_out": 768, "out": torch.zeros(1, 3, 768)}},
     shorter=lambda student, seed, name, args, x: {{"out": torch.zeros(2, 5, 4), "error": None}},
 )
-import grader.probing as _probing
+import grader.sandbox.probing as _probing
 _probing.reached = lambda value: True
 _probing.gradients = lambda named, prefix="": {{}}
 '''

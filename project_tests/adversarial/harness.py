@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
-from grader.stubs import make_stub
+from grader.release.stubs import make_stub
 from project_tests.adversarial.payloads import TARGET, Hostile
 
 ROOT = Path(__file__).resolve().parents[2]

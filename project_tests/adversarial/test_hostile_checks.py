@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.stubs import make_stub
+from grader.release.stubs import make_stub
 from project_tests.adversarial.attacks_on_the_checks import ATTACKS
 from project_tests.helpers import grade_cli, make_submission, solution_sources
 

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from book_values import BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, V2_SCORES_789, V2_WEIGHTS_789
-from grader.comparisons import close
-from grader.plugin import calls
+from grader.suite.comparisons import close
+from grader.suite.plugin import calls
 
 
 @pytest.mark.points(1)

@@ -7,7 +7,7 @@ graded with the reference CausalAttention, so a mistake in causal.py costs point
 import pytest
 
 from book_values import BATCH, EXERCISE_3_2, GPT2_PARAMETERS, MHA_SEED_123, WRAPPER_ROW_1
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 
 
 @pytest.mark.points(1)

@@ -3,7 +3,7 @@
 import pytest
 
 from book_values import INPUTS, V2_SEED_789
-from grader.comparisons import close
+from grader.suite.comparisons import close
 
 
 @pytest.mark.points(1)

@@ -6,8 +6,8 @@ from book_values import (
     ALL_CONTEXT, ALL_SCORES_ROW_1, ALL_WEIGHTS_ROW_1, CONTEXT_2, INPUTS, NAIVE_WEIGHTS_2, SCORES_2,
     SOFTMAX_WEIGHTS_2,
 )
-from grader.comparisons import close, require
-from grader.plugin import calls
+from grader.suite.comparisons import close, require
+from grader.suite.plugin import calls
 
 
 # The book's printed values, one case per function, in the order of the section.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 
 NAMES = ("W_query", "W_key", "W_value")
 

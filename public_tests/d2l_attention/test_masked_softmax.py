@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from book_values import SCORES, VALID_LENS
-from grader.comparisons import close, require
-from grader.plugin import calls
+from grader.suite.comparisons import close, require
+from grader.suite.plugin import calls
 
 
 @pytest.mark.points(1)

@@ -7,7 +7,7 @@ graded with the reference one, so a mistake in scoring.py costs points only once
 import pytest
 
 from book_values import MHA_KEYS, MHA_QUERIES, MHA_VALID_LENS
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 
 
 @pytest.mark.points(1)

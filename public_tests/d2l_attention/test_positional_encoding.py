@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 
 
 @pytest.mark.points(1)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from book_values import ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, SCORING_VALID_LENS, VALUES
-from grader.comparisons import close
+from grader.suite.comparisons import close
 
 
 @pytest.mark.points(1)

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.comparisons import close, require, visibly_wrong_weights
+from grader.suite.comparisons import close, require, visibly_wrong_weights
 
 INF = float("inf")
 MASK_BUFFER = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from behaviour import check_outputs
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from textbook import INPUTS, random_inputs
 
 ORDER = ("W_query", "W_key", "W_value")

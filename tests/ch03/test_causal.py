@@ -13,7 +13,7 @@ from behaviour import (
     INF, check_dropout, check_every_gradient, check_input_unchanged, check_mask_buffer, check_no_future,
     check_shorter_sequence, dropout_eval, reference_gradients, weights_from_scores,
 )
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from textbook import (
     BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, INPUTS, MASKED_SCORES_ROW_2, random_inputs,
 )

@@ -14,7 +14,7 @@ from behaviour import (
     check_dropout, check_every_gradient, check_mask_buffer, check_no_future, check_shorter_sequence, dropout_eval,
     reference_gradients, tensor_in, weights_from_scores,
 )
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from textbook import (
     BATCH, EXERCISE_3_2, EXERCISE_3_3_PARAMETERS, MHA_SEED_123, WRAPPER_SEED_123, random_inputs,
 )

@@ -6,7 +6,7 @@ import torch
 import both_versions
 import self_attention_v1 as ref
 from both_versions import ORDER, Version
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from textbook import (
     INPUTS, STEP_ATTN_SCORE_22, STEP_ATTN_SCORES_2, STEP_ATTN_WEIGHTS_2, STEP_CONTEXT_2, STEP_QUERY_2, V1_SEED_123,
 )

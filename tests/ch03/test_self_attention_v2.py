@@ -6,7 +6,7 @@ import torch
 import both_versions
 import self_attention_v2 as ref
 from both_versions import ORDER, Version
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from textbook import INPUTS, V2_SEED_789, V2_WEIGHTS_ROW_1, random_inputs
 
 X_BIAS = random_inputs(34, 4, 3)

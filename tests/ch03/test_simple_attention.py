@@ -4,8 +4,8 @@ import pytest
 import torch
 
 import simple_attention as ref
-from grader.comparisons import close
-from grader.plugin import calls
+from grader.suite.comparisons import close
+from grader.suite.plugin import calls
 from textbook import (
     ALL_CONTEXT, ALL_SCORES_ROW_1, ALL_WEIGHTS_ROW_1, CONTEXT_2, INPUTS, NAIVE_WEIGHTS_2, SCORES_2,
     SOFTMAX_WEIGHTS_2, random_inputs,

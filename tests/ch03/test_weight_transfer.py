@@ -14,7 +14,7 @@ import torch
 
 import self_attention_v1 as ref_v1
 import self_attention_v2 as ref_v2
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from textbook import EXERCISE_3_1_FIRST, EXERCISE_3_1_LAST, INPUTS, random_inputs
 
 ORDER = ("W_query", "W_key", "W_value")

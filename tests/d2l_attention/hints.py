@@ -7,7 +7,7 @@
 
 import torch
 
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 
 
 def masked_weight_problem(weights, valid_lens: torch.Tensor | None, shape) -> str:

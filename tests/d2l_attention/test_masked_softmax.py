@@ -8,8 +8,8 @@ from book import (
     SEQ_LENS, SEQ_MASKED, SEQ_ONES, SEQ_ONES_MASKED, SEQ_X, SOFTMAX_LENS_1D, SOFTMAX_LENS_2D, SOFTMAX_X,
     random_inputs, random_lens,
 )
-from grader.comparisons import close
-from grader.plugin import calls
+from grader.suite.comparisons import close
+from grader.suite.plugin import calls
 
 # Not the book's sizes: 5 rows of 7, lengths from 0 (all masked) to 7 (nothing masked).
 ROWS = random_inputs(31, 5, 7)

@@ -8,8 +8,8 @@ from book import (
     BATCH_SIZE, MHA_ARGS, MHA_OUTPUT_SHAPE, MHA_VALID_LENS, NUM_HEADS, NUM_HIDDENS, NUM_KVPAIRS, NUM_QUERIES,
     random_inputs, random_lens,
 )
-from grader.comparisons import close, require
-from grader.plugin import calls
+from grader.suite.comparisons import close, require
+from grader.suite.plugin import calls
 from hints import check_gradients, same_seed
 
 SEED = 9

@@ -5,7 +5,7 @@ import torch
 
 import positional_encoding as ref
 from book import ENCODING_DIM, NUM_STEPS, encoding_formula, random_inputs, rotation
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from hints import same_seed
 
 # Float32 tables drift from the float64 formula by up to ~1e-4 at positions near 1000

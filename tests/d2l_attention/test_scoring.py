@@ -6,7 +6,7 @@ import torch
 
 import scoring as ref
 from book import ADDITIVE_ARGS, ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, VALID_LENS, VALUES, random_inputs, random_lens
-from grader.comparisons import close, require
+from grader.suite.comparisons import close, require
 from hints import check_gradients, same_seed
 
 SEED = 5

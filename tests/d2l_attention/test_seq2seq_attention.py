@@ -8,8 +8,8 @@ import torch
 
 import seq2seq_attention as ref
 from book import SEQ2SEQ_ARGS, SEQ2SEQ_OUTPUT_SHAPE, SEQ2SEQ_STATE_SHAPES, SEQ2SEQ_X, random_inputs, random_tokens
-from grader.comparisons import close, require
-from grader.plugin import calls
+from grader.suite.comparisons import close, require
+from grader.suite.plugin import calls
 from hints import check_gradients, masked_weight_problem, same_seed
 
 SEED = 11

@@ -1,6 +1,6 @@
 """Public probe for causal.py (runs in the sandbox: inputs only, no expected value)."""
 
-from grader import probing
+from grader.sandbox import probing
 
 
 def output(student, seed, args, x):

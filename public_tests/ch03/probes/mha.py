@@ -1,6 +1,6 @@
 """Public probes for mha.py (run in the sandbox: inputs only, no expected value)."""
 
-from grader import probing
+from grader.sandbox import probing
 
 
 def output(student, cls, seed, args, kwargs, x):

@@ -1,6 +1,6 @@
 """Public probe for self_attention_v1.py (runs in the sandbox: inputs only, no expected value)."""
 
-from grader import probing
+from grader.sandbox import probing
 
 
 def output(student, seed, d_in, d_out, x):

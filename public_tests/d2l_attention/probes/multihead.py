@@ -1,6 +1,6 @@
 """Public probes for multihead.py (run in the sandbox: inputs only, no expected value)."""
 
-from grader import probing
+from grader.sandbox import probing
 
 
 def round_trip(student, x, num_heads):

@@ -2,8 +2,8 @@
 
 import torch
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 
 def table(student, num_hiddens, max_len):

@@ -1,7 +1,7 @@
 """Public probe for scoring.py (runs in the sandbox: inputs only, no expected value)."""
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 
 def pool(student, cls, init, queries, keys, values, valid_lens):

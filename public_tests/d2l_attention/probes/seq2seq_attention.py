@@ -1,7 +1,7 @@
 """Public probes for seq2seq_attention.py (run in the sandbox: inputs only, no expected value)."""
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 
 def book_example(student, X, enc_valid_lens):

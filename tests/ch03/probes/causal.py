@@ -6,8 +6,8 @@ torch itself before it builds a module, so the trusted test can build the refere
 
 import torch
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 CLASS = "CausalAttention"
 

@@ -9,7 +9,7 @@ The probes shared with causal.py (forward passes, dropout, gradients) are causal
 import torch
 from torch import nn
 
-from grader import probing
+from grader.sandbox import probing
 
 _causal = probing.sibling(__file__, "causal")
 WRAPPER, MHA = "MultiHeadAttentionWrapper", "MultiHeadAttention"

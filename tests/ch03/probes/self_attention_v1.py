@@ -6,7 +6,7 @@ Runs inside the sandbox, next to student code: inputs only, never an expected va
 import torch
 from torch import nn
 
-from grader import probing
+from grader.sandbox import probing
 
 NAMES = ("W_query", "W_key", "W_value")
 

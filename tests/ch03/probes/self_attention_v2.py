@@ -5,8 +5,8 @@ Runs inside the sandbox, next to student code: inputs only, never an expected va
 
 from torch import nn
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 NAMES = ("W_query", "W_key", "W_value")
 

@@ -1,6 +1,6 @@
 """Probes for simple_attention.py (section 3.3). They run inside the sandbox: inputs only."""
 
-from grader import probing
+from grader.sandbox import probing
 
 
 def context_vectors(student, inputs):

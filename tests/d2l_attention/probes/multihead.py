@@ -6,8 +6,8 @@ trusted tests build the reference.
 
 import torch
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 CLASS = "MultiHeadAttention"
 

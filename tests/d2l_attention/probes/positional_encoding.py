@@ -4,8 +4,8 @@ code: inputs only, never an expected value.
 
 import torch
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 CLASS = "PositionalEncoding"
 

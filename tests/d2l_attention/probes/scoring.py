@@ -3,8 +3,8 @@ only, never an expected value. Every probe builds its scorer right after
 ``torch.manual_seed(seed)``, as the trusted tests build the reference.
 """
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 SCORERS = ("AdditiveAttention", "DotProductAttention")
 

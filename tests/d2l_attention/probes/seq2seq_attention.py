@@ -6,8 +6,8 @@ the trusted tests build the reference, and feeds it encoder outputs made by the 
 
 import torch
 
-from grader import probing
-from grader.probing import ProbeError
+from grader.sandbox import probing
+from grader.sandbox.probing import ProbeError
 
 DECODER, ENCODER = "Seq2SeqAttentionDecoder", "Seq2SeqEncoder"
 

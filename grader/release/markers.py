@@ -1,8 +1,8 @@
 """nbgrader's solution markers in the project's Python sources: the one place that reads them.
 
 A solution region runs from a ``### BEGIN SOLUTION`` line to a ``### END SOLUTION`` line
-(markers matched on the stripped line, as nbgrader does in notebook cells). ``grader.stubs``
-replaces each region with a TODO; ``grader.leaks`` looks for the lines inside them in a release.
+(markers matched on the stripped line, as nbgrader does in notebook cells). ``grader.release.stubs``
+replaces each region with a TODO; ``grader.release.leaks`` looks for the lines inside them in a release.
 """
 
 from __future__ import annotations

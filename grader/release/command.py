@@ -2,12 +2,12 @@
 
     python -m grader release --assignment ch03 --out DIR
 
-The steps, in order: stubs from ``solutions/<assignment>/`` (``grader.stubs``); the public
+The steps, in order: stubs from ``solutions/<assignment>/`` (``grader.release.stubs``); the public
 suite ``public_tests/<assignment>/``; the grader package without the instructor-only modules;
 the student notebooks, made from the jupytext sources ``course/source/<assignment>/*.py`` by
-the real ``nbgrader generate_assignment`` (``grader.notebooks``); the files of ``template/``
+the real ``nbgrader generate_assignment`` (``grader.release.notebooks``); the files of ``template/``
 (README, pytest.ini, requirements, the notebooks' helpers, the Classroom workflow), rendered for
-this assignment. Then ``grader.leaks.scan`` reads everything in
+this assignment. Then ``grader.release.leaks.scan`` reads everything in
 DIR back: a solution line, a solution or hidden-test marker, a hidden suite file or an
 instructor folder makes the release fail, and DIR must not be published. Only a clean
 release gets ``.grader/template.json`` (:mod:`grader.manifest`), which the instructor's
@@ -26,14 +26,14 @@ from pathlib import Path
 
 from grader import environment, manifest
 from grader import rubric as rubrics
-from grader.leaks import INSTRUCTOR_FOLDERS, scan
-from grader.notebooks import NotebookError, generate_notebooks
+from grader.release.leaks import INSTRUCTOR_FOLDERS, scan
+from grader.release.notebooks import NotebookError, generate_notebooks
 from grader.reports.classroom import runner_name
 from grader.settings import PROJECT_ROOT
-from grader.stubs import write_stubs
+from grader.release.stubs import write_stubs
 
 # Grader modules that only the instructor's repository needs (stub making holds the markers).
-INSTRUCTOR_ONLY = frozenset({"release.py", "leaks.py", "markers.py", "notebooks.py", "stubs.py", "demo.py", "batch.py", "pool.py"})
+INSTRUCTOR_ONLY = frozenset({"release", "batch", "demo.py"})  # whole packages and modules students never run
 # What a student installs besides grader/requirements.txt (the grading list, which the template
 # ships inside grader/ and the Classroom job installs from the grader's own checkout); pins read
 # from the instructor's requirements.txt. template/requirements.txt adds Jupyter.

@@ -10,7 +10,7 @@ to the sandbox and lets pytest's own loop run the tests (the comparisons); the p
 each child's report and returns without running any test itself. Each child starts from the
 same freshly collected state (copy-on-write), so a grade is what ``grade`` alone gives. A test
 whose probe value already passed for an earlier student is left out of a child's run and
-recorded as passed (:mod:`grader.passes`; ``batch --no-reuse`` runs every test).
+recorded as passed (:mod:`grader.batch.passes`; ``batch --no-reuse`` runs every test).
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from typing import BinaryIO, Callable
 
 import pytest
 
-from grader import seeding, submission
+from grader import submission
+from grader.sandbox import seeding
 from grader.grade import load_rubric, report_of_run, run_suite
-from grader.passes import Passes, passed_on
+from grader.batch.passes import Passes, passed_on
 from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
 from grader.settings import Settings
@@ -109,7 +110,7 @@ def grade_class(
     """
     import torch
 
-    from grader.plugin import GradingPlugin, catalog_source
+    from grader.suite.plugin import GradingPlugin, catalog_source
 
     torch.set_num_threads(1)  # as in grade.grade: the checks compare tiny tensors
     seeding.seed_cpu_only()
@@ -172,8 +173,8 @@ def failing_modules(report: dict | None) -> set[str]:
 
 def warm_diagnosis(plugin, calls: list) -> None:
     """Compute, in this collecting process, the catalog's results for ``calls`` (see catalog.warm)."""
-    from grader import catalog
-    from grader.plugin import catalog_source
+    from grader.diagnosis import catalog
+    from grader.suite.plugin import catalog_source
 
     settings, assignment = plugin.settings, plugin.rubric.assignment
     try:

@@ -4,7 +4,7 @@ An exception is the student's when it went through the student's module (a frame
 in its traceback), when it left a block run under :func:`student_code`, or when it is a
 :class:`ProbeError` (the probe's message for a result that cannot be graded). Anything else is a
 bug of the probe: the grader reports it as a grader error, never as the student's.
-:mod:`grader.probing` offers these to probe authors; the sandbox's worker describes with them
+:mod:`grader.sandbox.probing` offers these to probe authors; the sandbox's worker describes with them
 what it sends back.
 """
 

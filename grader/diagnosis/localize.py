@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from grader.catalog import same_tensor
+from grader.diagnosis.catalog import same_tensor
 
 MATMULS = ("matmul", "bmm", "mm", "einsum", "__matmul__")
 PROJECTIONS = (

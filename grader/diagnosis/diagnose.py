@@ -1,9 +1,9 @@
 """One diagnosis per exercise module with failing checks (trusted side).
 
 For a module whose checks failed: the concepts of the catalog's mistakes that reproduce the
-student's results (:func:`grader.catalog.confirm`); then, for the first failing check, either
-the exception explained (:mod:`grader.explain`) or the first step of the computation where
-the student's values leave the reference's (:mod:`grader.localize`). Nothing here imports
+student's results (:func:`grader.diagnosis.catalog.confirm`); then, for the first failing check, either
+the exception explained (:mod:`grader.diagnosis.explain`) or the first step of the computation where
+the student's values leave the reference's (:mod:`grader.diagnosis.localize`). Nothing here imports
 student code: it reads the values the sandbox sent and the text of the taken files.
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import torch
 
-from grader import catalog
-from grader.comparisons import _grid, fmt
-from grader.explain import explain
-from grader.localize import first_difference
+from grader.diagnosis import catalog
+from grader.diagnosis.shown import as_grid, fmt
+from grader.diagnosis.explain import explain
+from grader.diagnosis.localize import first_difference
 from grader.model import Diagnosis
 
 
@@ -88,8 +88,8 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         diagnosis.expected = fmt(found.expected)
         diagnosis.actual = fmt(found.actual) if found.actual is not None else "no step of your code gives this shape"
         if is_weights(found.expected):
-            diagnosis.expected_grid = _grid(found.expected)
-            diagnosis.actual_grid = _grid(found.actual) if found.actual is not None else None
+            diagnosis.expected_grid = as_grid(found.expected)
+            diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
         break
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)

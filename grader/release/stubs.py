@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grader import markers
+from grader.release import markers
 
 DEFINITION = re.compile(r"^(\s*)(?:def|class)\s+(\w+)")
 

@@ -1,7 +1,7 @@
 """A pool of trusted grading processes: torch and pytest are imported once, the suite is
-collected once (:mod:`grader.class_session`), then each submission is graded in a forked copy
+collected once (:mod:`grader.batch.class_session`), then each submission is graded in a forked copy
 of that collected session, ``jobs`` at a time, all sharing one sandbox zygote. Used by
-``batch`` (:mod:`grader.batch`)."""
+``batch`` (:mod:`grader.batch.command`)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def grade_many(
             linux.die_with_parent()
             code = 0
             try:
-                from grader.class_session import grade_class
+                from grader.batch.class_session import grade_class
 
                 with os.fdopen(write_end, "wb") as out:
                     grade_class(roots, assignment, settings, sandbox, out, jobs=jobs, known=known, extra_flags=extra_flags)
@@ -102,5 +102,5 @@ def _warm_imports() -> None:
     import pytest_timeout  # noqa: F401
     import torch  # noqa: F401
 
-    import grader.comparisons  # noqa: F401
-    import grader.plugin  # noqa: F401
+    import grader.suite.comparisons  # noqa: F401
+    import grader.suite.plugin  # noqa: F401

@@ -1,7 +1,7 @@
 """What a test's end means for the student: the ``grading`` entry of each test in the JSON
 report (status, message, feedback), and the one-line account of a probe that went wrong.
 
-``GradingPlugin`` (:mod:`grader.plugin`) calls these; they hold the wording a student reads.
+``GradingPlugin`` (:mod:`grader.suite.plugin`) calls these; they hold the wording a student reads.
 A test fails (a check did not hold), errs in student code (what it raised, where, or a
 timeout or crash), or errs in the grader (a suite mistake or a bug, never the student's
 fault, reported to the instructor as a grader error).
@@ -14,7 +14,7 @@ from dataclasses import asdict
 
 import pytest
 
-from grader.comparisons import Mismatch, StudentCodeFailed
+from grader.suite.comparisons import Mismatch, StudentCodeFailed
 from grader.model import Feedback
 from grader.sandbox.client import ProbeOutcome
 

@@ -4,7 +4,7 @@ A hidden test's verdict depends only on its probe's value and on what the suite 
 it was collected (the suite's contract: a test reads ``probed``, never the submission's files,
 the clock or an unseeded random stream; see docs/adding-an-assignment.md). So a test whose probe
 gives a value that the same test passed on for an earlier student in the same batch passes
-again: :mod:`grader.class_session` keeps the digests of those values (:class:`Passes`, in the
+again: :mod:`grader.batch.class_session` keeps the digests of those values (:class:`Passes`, in the
 collecting process, learning from each grading process's answer; ``ProbeOutcome.digest``, of the
 line that brought the value from the sandbox), and each later grading
 process leaves those tests out of its pytest run and records them as passed

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from grader.diagnosis.shown import as_grid, fmt
 from grader.model import Feedback
 
 class Mismatch(AssertionError):
@@ -31,43 +32,11 @@ class StudentCodeFailed(Exception):
         self.hint = hint
 
 
-def fmt(value, rows: int = 3) -> str:
-    """A short text of a tensor: its shape and its first rows, 4 decimals."""
-    if not isinstance(value, torch.Tensor):
-        return repr(value)[:200]
-    t = value.detach()
-    if t.numel() == 0:  # a legal answer (wrong, surely): it must fail a check, not the grader
-        return f"shape {tuple(t.shape)}: empty"
-    if t.dim() == 0:
-        return f"{t.item():.4f}"
-    head = t.reshape(-1, t.shape[-1])[:rows] if t.dim() > 1 else t[None, :8]
-    lines = ["[" + ", ".join(_num(x) for x in row[:8].tolist()) + (", …" if row.numel() > 8 else "") + "]" for row in head]
-    more = " …" if t.dim() > 1 and t.reshape(-1, t.shape[-1]).shape[0] > rows else ""
-    return f"shape {tuple(t.shape)}: " + " ".join(lines) + more
-
-
-def _num(x) -> str:
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, float):
-        return f"{x:.4f}"
-    return str(x)
-
-
-def _grid(t: torch.Tensor) -> list | None:
-    """A small 2-D matrix as nested lists (the last two dims of the first item), else None."""
-    while t.dim() > 2:
-        t = t[0]
-    if t.dim() != 2 or t.shape[0] > 16 or t.shape[1] > 16:
-        return None
-    return [[round(float(x), 4) for x in row] for row in t.float()]
-
-
 def close(actual, expected: torch.Tensor, *, what: str, atol: float = 1e-4, grid: bool = False) -> None:
     """Check that ``actual`` is a tensor of ``expected``'s shape, finite, within ``atol``.
 
     ``what`` names the check for the student; ``grid`` keeps both matrices (attention weights).
-    No concept is guessed here: the module's diagnosis (``grader.diagnose``) names one only
+    No concept is guessed here: the module's diagnosis (``grader.diagnosis.diagnose``) names one only
     when the catalog confirms it.
     """
     expected = expected.detach()
@@ -79,7 +48,7 @@ def close(actual, expected: torch.Tensor, *, what: str, atol: float = 1e-4, grid
             return Mismatch(message, feedback)
         feedback.actual = fmt(actual)
         if grid:
-            feedback.expected_grid, feedback.actual_grid = _grid(expected), _grid(actual)
+            feedback.expected_grid, feedback.actual_grid = as_grid(expected), as_grid(actual)
         return Mismatch(message, feedback)
 
     if not isinstance(actual, torch.Tensor):

@@ -2,7 +2,7 @@
 
 :func:`run` grades every folder directly under ROOT (cloned student repositories; the student
 is named by the folder, or by the login when folders follow GitHub Classroom's
-``<assignment>-<login>`` naming, :func:`student_names`) in a pool of grading processes (:mod:`grader.pool`), and writes each
+``<assignment>-<login>`` naming, :func:`student_names`) in a pool of grading processes (:mod:`grader.batch.pool`), and writes each
 student's REPORT.json as soon as it is known, a CSV with ``nbgrader export``'s columns plus
 one column per exercise and the flags (rewritten after every student), and optionally the
 scores into an nbgrader gradebook. Every file is replaced atomically, so a batch that is
@@ -12,9 +12,9 @@ With ``--template`` (a released template folder) it also flags workflow and test
 student changed or removed: see :func:`grader.manifest.of_template` and :func:`template_flags`;
 without it, the template this checkout releases (:func:`checkout_template`) is still known, so
 its own files (``pytest.ini``, the grader's package) are not flagged. With ``--deadline`` each
-git repository is graded at its last commit at or before the deadline (:mod:`grader.deadline`).
+git repository is graded at its last commit at or before the deadline (:mod:`grader.batch.deadline`).
 Beside the CSV it writes the class report and a feedback file per student
-(:mod:`grader.reports.class_report`).
+(:mod:`grader.batch.class_report`).
 """
 
 from __future__ import annotations
@@ -233,12 +233,12 @@ def run(
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from grader import deadline as deadlines
+    from grader.batch import deadline as deadlines
     from grader.grade import AssignmentNotFound, load_rubric
     from grader.hygiene import clean
-    from grader.pool import grade_many
-    from grader.reports import class_report
-    from grader.reports import gradebook as books
+    from grader.batch.pool import grade_many
+    from grader.batch import class_report
+    from grader.batch import gradebook as books
     from grader.reports import replace_atomically, write_json
 
     console = console or Console(stderr=True, highlight=False)

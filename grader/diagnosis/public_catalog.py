@@ -6,9 +6,9 @@ probe (the book's inputs), the reference's result with its recorded steps, and t
 each catalog mistake that changes it, with the mistake's concept. Only values and concept
 texts: the final values are already public in ``book_values.py``; no line of code ships.
 ``check`` confirms concepts and localizes with it exactly as grading does
-(:class:`Table` answers like :class:`grader.catalog.Reference`).
+(:class:`Table` answers like :class:`grader.diagnosis.catalog.Reference`).
 
-    .venv/bin/python -m grader.public_catalog ASSIGNMENT   # rewrite the table
+    .venv/bin/python -m grader.diagnosis.public_catalog ASSIGNMENT   # rewrite the table
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader import catalog
-from grader.localize import STAGE_LABELS
+from grader.diagnosis import catalog
+from grader.diagnosis.localize import STAGE_LABELS
 from grader.sandbox import wire
 
 
 class _Concept:
-    """What :func:`grader.catalog.confirm` reads of a mistake."""
+    """What :func:`grader.diagnosis.catalog.confirm` reads of a mistake."""
 
     def __init__(self, concept: str, random: bool):
         self.concept, self.random = concept, random
@@ -50,9 +50,7 @@ class Table:
 
     def result(self, stem: str, mistake: str | None, probe: str, kwargs: dict):
         """The stored result of the reference (``mistake`` None) or of a mistake on one probe."""
-        from grader.plugin import plain
-
-        key = catalog.probe_key(probe, plain(kwargs))
+        key = catalog.probe_key(probe, wire.encode_args(kwargs))
         entry = self.results.get(key)
         if entry is None:
             return catalog.failure("Missing", "this probe is not in the public catalog")
@@ -86,7 +84,7 @@ def public_probes(suite: Path) -> list[tuple[str, str, dict]]:
     """``(stem, probe, kwargs)`` of every test of the public ``suite``, collected by pytest."""
     import pytest
 
-    from grader.plugin import exercise_of
+    from grader.rubric import exercise_of
 
     found = []
 
@@ -115,8 +113,6 @@ def public_probes(suite: Path) -> list[tuple[str, str, dict]]:
 
 def build(root: Path, assignment: str) -> dict:
     """The table for ``public_tests/<assignment>``, from the solutions and ``tests/<assignment>/catalog/<stem>.toml``."""
-    from grader.plugin import plain
-
     suite, hidden, solutions = root / "public_tests" / assignment, root / "tests" / assignment, root / "solutions" / assignment
     sys.path.insert(0, str(solutions))
     try:
@@ -132,7 +128,7 @@ def build(root: Path, assignment: str) -> dict:
                 wrong = source.result(stem, name, probe, kwargs)
                 if not catalog.agree(catalog.unwrap(wrong), catalog.unwrap(reference)):
                     mistakes[name] = _encode(_strip_steps(wrong))
-            results[catalog.probe_key(probe, plain(kwargs))] = {
+            results[catalog.probe_key(probe, wire.encode_args(kwargs))] = {
                 "reference": _encode(_strip_steps(reference, STAGE_LABELS)), "mistakes": mistakes}
     finally:
         sys.path.remove(str(solutions))
@@ -145,7 +141,7 @@ def main(argv: list[str]) -> int:
     from grader.settings import PROJECT_ROOT
 
     if len(argv) > 1:
-        return max(subprocess.run([sys.executable, "-m", "grader.public_catalog", a]).returncode for a in argv)
+        return max(subprocess.run([sys.executable, "-m", "grader.diagnosis.public_catalog", a]).returncode for a in argv)
     for assignment in argv:
         table = build(PROJECT_ROOT, assignment)
         path = PROJECT_ROOT / "public_tests" / assignment / Table.FILE

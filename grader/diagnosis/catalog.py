@@ -14,7 +14,7 @@ mistakes marked ``random`` (where dropout goes).
 Everything here depends on the suite only (never on a submission), so results are cached
 per process. ``Reference`` runs probes on the reference and on mistakes live (instructor's
 side); ``Table`` reads the same results precomputed for the public probes (a student's
-template has no solutions), see :mod:`grader.public_catalog`.
+template has no solutions), see :mod:`grader.diagnosis.public_catalog`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from grader import fault
+from grader.sandbox import fault, wire
 
 ATOL = 1e-4
 MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
@@ -131,14 +131,14 @@ def is_random(kwargs: dict) -> bool:
 
 
 # -- running probes in this (trusted) process ----------------------------------------------------------
-def plain(value):
+def as_sent(value):
     """A probe's result as the sandbox would send it: exact tensors, lists, string keys."""
     if isinstance(value, torch.Tensor):
         return value.detach().clone().as_subclass(torch.Tensor)
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): as_sent(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [as_sent(v) for v in value]
     return value
 
 
@@ -147,7 +147,7 @@ def run_probe(function, module, kwargs: dict):
     kwargs = _copy(kwargs)  # a probe may change its inputs in place (sequence_mask does)
     with torch.random.fork_rng(devices=[]):
         try:
-            return plain(function(module, **kwargs))
+            return as_sent(function(module, **kwargs))
         except Exception as exc:  # noqa: BLE001 - a mistake may raise, as student code may
             account = fault.describe_exception(exc, str(Path(getattr(module, "__file__", "") or ".").parent))
             found = failure(type(exc).__name__, str(exc))
@@ -208,9 +208,7 @@ class _Frozen:
 
 
 def _jsonable(value):
-    from grader.plugin import plain as wire_plain
-
-    return wire_plain(value)
+    return wire.encode_args(value)
 
 
 @functools.lru_cache(maxsize=None)
@@ -253,7 +251,7 @@ def warm(source, calls) -> None:
     may need: the reference's and each concept mistake's, for ``(stem, probe, kwargs)`` calls.
 
     A batch calls it in its collecting process, so every grading process forked afterwards
-    finds them computed (:mod:`grader.class_session`). Random state is kept as it was
+    finds them computed (:mod:`grader.batch.class_session`). Random state is kept as it was
     (:func:`run_probe`).
     """
     for stem, probe, kwargs in calls:
@@ -266,7 +264,7 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     """The concepts of ``stem``'s mistakes that reproduce the student's results.
 
     ``probes`` are ``(probe, kwargs, student result)`` of that module; ``source`` is a
-    :class:`Reference` or a :class:`grader.public_catalog.Table`. A mistake is confirmed when
+    :class:`Reference` or a :class:`grader.diagnosis.public_catalog.Table`. A mistake is confirmed when
     it changes at least one probe and the student's result equals the mistake's on every probe
     it changes. The confirmed mistakes must together explain every probe where the student's
     result differs from the reference's; otherwise something unknown is there too and no

@@ -5,7 +5,7 @@ queues a seeding of every absent accelerator (CUDA, XPU, MTIA) for the day it st
 with a formatted stack trace: about 1 ms a call, where the CPU's own seeding takes a few
 microseconds; a suite seeds dozens of times per submission, on both sides of the border.
 
-- :func:`seed` is what the probes use (through ``grader.probing``): the CPU's generator alone
+- :func:`seed` is what the probes use (through ``grader.sandbox.probing``): the CPU's generator alone
   where no accelerator exists, which gives the same random numbers on the CPU. Student code's
   own ``torch.manual_seed`` is left as torch has it.
 - :func:`seed_cpu_only` makes ``torch.manual_seed`` itself do that, in the trusted grading

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from grader import markers
+from grader.release import markers
 
 # Top-level folders of the instructor repository that never go into a template.
 INSTRUCTOR_FOLDERS = frozenset({"solutions", "tests", "samples", "course", "project_tests"})

@@ -5,7 +5,7 @@ A probe is a function ``probe(student, **kwargs) -> plain data`` in
 ``student``; it holds inputs, never an expected value. What it returns (numbers, strings, lists,
 dicts, exact ``torch.Tensor``s) goes back to the trusted tests, which compare it::
 
-    from grader import probing
+    from grader.sandbox import probing
 
     def forward(student, seed, args, x, train=False):
         module = probing.build(student, "CausalAttention", *args, seed=seed, train=train)
@@ -16,7 +16,7 @@ student's module (a frame of theirs is in its traceback), when it left a block r
 :func:`student_code` (every helper here that calls into student code uses it), or when it is a
 :class:`ProbeError` (the probe's message for a result that cannot be graded). Anything else is a
 bug of the probe itself: the grader reports it as a grader error, never as the student's
-(:mod:`grader.fault` decides; its ``ProbeError``, ``student_code``, ``caught`` and ``explain`` are
+(:mod:`grader.sandbox.fault` decides; its ``ProbeError``, ``student_code``, ``caught`` and ``explain`` are
 part of this API).
 """
 
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import torch
 
-from grader import seeding
-from grader.fault import ProbeError, caught, explain, student_code  # noqa: F401 - part of the probing API
+from grader.sandbox import seeding
+from grader.sandbox.fault import ProbeError, caught, explain, student_code  # noqa: F401 - part of the probing API
 from grader.sandbox.trace import recording
 
 
@@ -85,7 +85,7 @@ def linear_layers_uninitialized():
 
 def seed(value: int) -> None:
     """``torch.manual_seed(value)`` for a probe: the same random numbers, without the cost of queuing a
-    seeding of every absent accelerator (:mod:`grader.seeding`). Student code's own torch is untouched."""
+    seeding of every absent accelerator (:mod:`grader.sandbox.seeding`). Student code's own torch is untouched."""
     seeding.seed(value)
 
 

@@ -26,11 +26,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import catalog, probe_specs, verdicts
-from grader.comparisons import Mismatch, StudentCodeFailed
-from grader.diagnose import ProbeRun, diagnose
+from grader.diagnosis import catalog
+from grader.suite import probe_specs
+from grader.suite import verdicts
+from grader.suite.comparisons import Mismatch, StudentCodeFailed
+from grader.diagnosis.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
-from grader.rubric import Rubric
+from grader.rubric import Rubric, exercise_of
 from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, Sandbox
 from grader.sandbox.worker import BUILTIN_PROBES
@@ -66,7 +68,7 @@ class GradingPlugin:
         # Where a diagnosis failed (advice only: the grade stands; logged for the instructor).
         self.diagnosis_errors: list[str] = []
         self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
-        # In a batch: tests left out of this run because their probe value already passed (grader.passes),
+        # In a batch: tests left out of this run because their probe value already passed (grader.batch.passes),
         # put back in their place in the collection order (found with the probes).
         self.known_passes: list[str] = []
         self.order: dict[str, int] = {}
@@ -116,7 +118,7 @@ class GradingPlugin:
                 "uses": {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
                 "probes": [],
             })
-            spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": plain(marker.kwargs)})
+            spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": wire.encode_args(marker.kwargs)})
             self.suite_calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
         self.suite_modules, self.probed_items = modules, items
         self.order = {item.nodeid: index for index, item in enumerate(items)}
@@ -237,7 +239,7 @@ class GradingPlugin:
             self.diagnosis_errors.append(f"the diagnosis failed:\n{traceback.format_exc(limit=3)}")
 
     def diagnose(self, json_report) -> dict[str, Diagnosis]:
-        """One diagnosis per module with a failing check (see grader.diagnose)."""
+        """One diagnosis per module with a failing check (see grader.diagnosis.diagnose)."""
         failed: dict[str, dict] = {}
         for test in json_report.get("tests", []):
             if test["outcome"] != "passed":
@@ -309,22 +311,6 @@ def calls(function: str, *args, seed: int | None = None):
     return pytest.mark.probe("call", function=function, args=list(args), seed=seed)
 
 
-def exercise_of(item) -> str:
-    """The exercise stem a test belongs to: ``tests/ch03/test_causal.py`` -> ``causal``."""
-    return Path(str(item.path)).stem.removeprefix("test_")
-
-
-def plain(value):
-    """Probe arguments as plain data (tensors encoded) for the sandbox."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return wire.encode_tensor(value)
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
 
 
 @functools.cache
@@ -332,7 +318,7 @@ def catalog_source(suite: Path, solutions: Path):
     """Where reference and mistake results come from: the precomputed table beside a public
     suite, else the reference solutions run live, else nowhere (localization only). Read once
     per process (a batch reads it before it forks: every grading process shares it)."""
-    from grader.public_catalog import Table
+    from grader.diagnosis.public_catalog import Table
 
     if (suite / Table.FILE).is_file():
         return Table(suite / Table.FILE)

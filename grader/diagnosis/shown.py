@@ -1,0 +1,37 @@
+"""How a tensor is shown to a student: a short text of its first rows, or a small matrix as a grid."""
+
+from __future__ import annotations
+
+import torch
+
+
+def fmt(value, rows: int = 3) -> str:
+    """A short text of a tensor: its shape and its first rows, 4 decimals."""
+    if not isinstance(value, torch.Tensor):
+        return repr(value)[:200]
+    t = value.detach()
+    if t.numel() == 0:  # a legal answer (wrong, surely): it must fail a check, not the grader
+        return f"shape {tuple(t.shape)}: empty"
+    if t.dim() == 0:
+        return f"{t.item():.4f}"
+    head = t.reshape(-1, t.shape[-1])[:rows] if t.dim() > 1 else t[None, :8]
+    lines = ["[" + ", ".join(_num(x) for x in row[:8].tolist()) + (", …" if row.numel() > 8 else "") + "]" for row in head]
+    more = " …" if t.dim() > 1 and t.reshape(-1, t.shape[-1]).shape[0] > rows else ""
+    return f"shape {tuple(t.shape)}: " + " ".join(lines) + more
+
+
+def _num(x) -> str:
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, float):
+        return f"{x:.4f}"
+    return str(x)
+
+
+def as_grid(t: torch.Tensor) -> list | None:
+    """A small 2-D matrix as nested lists (the last two dims of the first item), else None."""
+    while t.dim() > 2:
+        t = t[0]
+    if t.dim() != 2 or t.shape[0] > 16 or t.shape[1] > 16:
+        return None
+    return [[round(float(x), 4) for x in row] for row in t.float()]
