@@ -67,7 +67,7 @@ def local_noise(flag: str) -> bool:
 
 def existing_public_suite(settings: Settings, assignment: str) -> Path:
     """The folder of the public tests of ``assignment``; AssignmentNotFound, naming the known ones, without it."""
-    from grader.grade import AssignmentNotFound
+    from grader.assignment import AssignmentNotFound
 
     suite = public_suite(settings, assignment)
     if not (suite / "rubric.toml").is_file():
@@ -78,10 +78,10 @@ def existing_public_suite(settings: Settings, assignment: str) -> Path:
 
 def check(root: Path, assignment: str, settings: Settings, sandbox) -> Report:
     """Grade ``root`` with the public tests of ``assignment``; raises AssignmentNotFound without them."""
+    from grader.assignment import Assignment
     from grader.grade import grade
 
-    suite = existing_public_suite(settings, assignment)
-    report = grade(root, assignment, dataclasses.replace(settings, suite_dir=suite), sandbox,
-                   known=unchanged_template_files(root))
+    settings = dataclasses.replace(settings, suite_dir=existing_public_suite(settings, assignment))
+    report = grade(root, Assignment.resolve(assignment, settings), settings, sandbox, known=unchanged_template_files(root))
     report.flags = [flag for flag in report.flags if not local_noise(flag)]
     return report

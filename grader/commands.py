@@ -12,14 +12,14 @@ def grade_command(args, settings: Settings) -> int:
 
     3 (and no Classroom payloads) when the grader failed on any check: that is not a grade.
     """
-    from grader.grade import AssignmentNotFound, existing_suite
+    from grader.assignment import Assignment, AssignmentNotFound
     from grader.sandbox.client import Sandbox
 
     if not args.submission.is_dir():
         print(f"error: {args.submission} is not a folder", file=sys.stderr)
         return 2
     try:  # before the sandbox starts: a mistyped name is answered at once, not after importing torch
-        existing_suite(args.assignment, settings)
+        assignment = Assignment.resolve(args.assignment, settings)
     except AssignmentNotFound as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -32,7 +32,7 @@ def grade_command(args, settings: Settings) -> int:
         root = args.submission.resolve()
         with environment.verified(sandbox, settings):  # nothing is written unless the environment can grade
             # The template's own files (its pytest.ini, ...) are not the student's doing.
-            report = grade(root, args.assignment, settings, sandbox, known=unchanged_template_files(root))
+            report = grade(root, assignment, settings, sandbox, known=unchanged_template_files(root))
     if args.json_path:
         write_json(report, args.json_path)
     from grader.reports import classroom
@@ -78,7 +78,7 @@ def batch_command(args, settings: Settings) -> int:
 def check_command(args, settings: Settings) -> int:
     """``check``: the public tests, the same table, and a note that hidden tests decide the grade."""
     from grader.check import NOTE, NoAssignment, check, existing_public_suite, find_assignment
-    from grader.grade import AssignmentNotFound
+    from grader.assignment import AssignmentNotFound
     from grader.sandbox.local import runner_for_this_machine
 
     root = args.submission.resolve()
@@ -142,11 +142,12 @@ NEXT_STEPS = """Next steps (docs/classroom.md):
 
 def stubs_command(args) -> int:
     """``stubs``: regenerate the student stubs of an assignment from its solutions (2 when there are none)."""
+    from grader.assignment import Assignment
     from grader.release.markers import MarkerError
     from grader.settings import PROJECT_ROOT
     from grader.release.stubs import write_stubs
 
-    solutions = PROJECT_ROOT / "solutions" / args.assignment
+    solutions = Assignment.at(args.assignment, PROJECT_ROOT).solutions
     if not any(solutions.glob("*.py")):
         print(f"error: no solutions/{args.assignment}/*.py", file=sys.stderr)
         return 2

@@ -10,21 +10,21 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from grader.assignment import Assignment
 from grader.settings import Settings
 from grader.release.stubs import make_stub
 
 
-def sample_mistakes(assignment: str, settings: Settings) -> list[dict]:
+def sample_mistakes(assignment: Assignment) -> list[dict]:
     """The typical mistakes of ``samples/<assignment>.toml`` (none when there is no sample)."""
-    sample_file = settings.project_root / "samples" / f"{assignment}.toml"
-    return tomllib.loads(sample_file.read_text())["mistakes"] if sample_file.exists() else []
+    return tomllib.loads(assignment.sample.read_text())["mistakes"] if assignment.sample.exists() else []
 
 
-def build_submission(folder: Path, assignment: str, settings: Settings, mistakes: list[dict]) -> Path:
+def build_submission(folder: Path, assignment: Assignment, mistakes: list[dict]) -> Path:
     """A submission folder with the solutions, each listed mistake applied."""
-    target = folder / "exercises" / assignment
+    target = folder / "exercises" / assignment.name
     target.mkdir(parents=True)
-    sources = {p.stem: p.read_text() for p in settings.solutions_for(assignment).glob("*.py")}
+    sources = {p.stem: p.read_text() for p in assignment.solutions.glob("*.py")}
     for mistake in mistakes:
         module = mistake["module"]
         if mistake.get("stub"):
@@ -46,12 +46,13 @@ def run(assignment: str, settings: Settings) -> int:
     from grader.batch.pool import grade_many
     from grader.reports import terminal
 
-    mistakes = sample_mistakes(assignment, settings)
+    resolved = Assignment.resolve(assignment, settings)
+    mistakes = sample_mistakes(resolved)
     console = Console(highlight=False)
     with tempfile.TemporaryDirectory() as tmp:
-        reference = build_submission(Path(tmp) / "reference", assignment, settings, [])
-        sample = build_submission(Path(tmp) / "sample", assignment, settings, mistakes)
-        reports = dict(grade_many([reference, sample], assignment, settings))
+        reference = build_submission(Path(tmp) / "reference", resolved, [])
+        sample = build_submission(Path(tmp) / "sample", resolved, mistakes)
+        reports = dict(grade_many([reference, sample], resolved, settings))
     console.rule(f"The reference solutions ({assignment})")
     terminal.show(reports[reference], console=console, compact=True)
     console.rule("A sample submission with typical mistakes")

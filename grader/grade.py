@@ -17,6 +17,7 @@ from pathlib import Path
 
 from grader import rubric as rubrics
 from grader import submission
+from grader.assignment import Assignment, AssignmentNotFound  # noqa: F401 - AssignmentNotFound: what grade raises
 from grader.sandbox import seeding
 from grader.hygiene import BLOCK, clean, clean_report
 from grader.model import ExerciseResult, Feedback, Report, TestResult
@@ -24,30 +25,11 @@ from grader.sandbox.client import Sandbox
 from grader.settings import Settings
 
 
-class AssignmentNotFound(LookupError):
-    """There is no grading suite for the requested assignment."""
-
-
-def existing_suite(assignment: str, settings: Settings) -> Path:
-    """The grading suite's folder of ``assignment``, or AssignmentNotFound naming what exists."""
-    suite = settings.suite_for(assignment)
-    if not (suite / "rubric.toml").is_file():
-        tests = settings.project_root / "tests"
-        known = sorted(p.parent.name for p in tests.glob("*/rubric.toml"))
-        raise AssignmentNotFound(f"no assignment {assignment!r} (known: {', '.join(known) or 'none'})")
-    return suite
-
-
-def load_rubric(assignment: str, settings: Settings) -> rubrics.Rubric:
-    """The rubric of ``assignment``, or AssignmentNotFound naming what exists."""
-    return rubrics.load(existing_suite(assignment, settings), assignment)
-
-
-def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, known=frozenset()) -> Report:
+def grade(root: Path, assignment: Assignment, settings: Settings, sandbox: Sandbox, *, known=frozenset()) -> Report:
     """Grade the submission in ``root`` for ``assignment``; always returns a report."""
-    rubric = load_rubric(assignment, settings)
+    rubric = assignment.rubric
     workdir = sandbox.new_submission_dir()
-    taken = submission.take(root, assignment, [e.name for e in rubric.exercises], workdir, known=known)
+    taken = submission.take(root, assignment.name, [e.name for e in rubric.exercises], workdir, known=known)
     import torch
 
     from grader.suite.plugin import GradingPlugin
@@ -58,8 +40,8 @@ def grade(root: Path, assignment: str, settings: Settings, sandbox: Sandbox, *, 
     torch.set_num_threads(1)
     seeding.seed_cpu_only()  # the tests seed dozens of times: the CPU's generator is all there is to seed
 
-    plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=sandbox, submission_dir=workdir, missing=taken.missing)
-    log = run_suite(settings.suite_for(assignment), settings.solutions_for(assignment), plugin)
+    plugin = GradingPlugin(assignment=assignment, settings=settings, sandbox=sandbox, submission_dir=workdir, missing=taken.missing)
+    log = run_suite(assignment.suite, assignment.solutions, plugin)
     return report_of_run(rubric, plugin, taken, log)
 
 

@@ -55,11 +55,3 @@ class Settings:
             "output_chars": self.output_chars,
             "sandbox_user": self.sandbox_user,
         }
-
-    def suite_for(self, assignment: str) -> Path:
-        """The grading suite's folder for ``assignment``."""
-        return self.suite_dir or self.project_root / "tests" / assignment
-
-    def solutions_for(self, assignment: str) -> Path:
-        """The folder of the reference solutions for ``assignment``."""
-        return self.project_root / "solutions" / assignment

@@ -56,11 +56,11 @@ def grade_cli(root: Path, assignment: str, *extra: str, env: dict | None = None,
 def grade_many(roots: list[Path], assignment: str, *extra: str, timeout: float = 900) -> dict[Path, dict]:
     """Grade many submissions in one run (one sandbox, like the bulk regrade); reports by root."""
     script = (
-        "import json, sys; from pathlib import Path; from grader.batch.pool import grade_many; "
+        "import json, sys; from pathlib import Path; from grader.batch.pool import grade_many; from grader.assignment import Assignment; "
         "from grader.cli import build_parser, settings_from; "
         "args = build_parser().parse_args(['grade', '.', '--assignment', sys.argv[1], *sys.argv[3:]]); "
-        "roots = [Path(p) for p in json.loads(sys.argv[2])]; "
-        "print(json.dumps({str(r): rep.to_dict() for r, rep in grade_many(roots, sys.argv[1], settings_from(args))}))"
+        "roots = [Path(p) for p in json.loads(sys.argv[2])]; settings = settings_from(args); "
+        "print(json.dumps({str(r): rep.to_dict() for r, rep in grade_many(roots, Assignment.resolve(sys.argv[1], settings), settings)}))"
     )
     proc = subprocess.run(
         [PYTHON, "-c", script, assignment, json.dumps([str(r) for r in roots]), *extra],

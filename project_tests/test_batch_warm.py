@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from grader.diagnosis import catalog
 from grader.batch.class_session import failing_modules
+from grader.assignment import Assignment
 from grader.demo import build_submission, sample_mistakes
 from grader.settings import Settings
 from project_tests.helpers import grade_cli, grade_many
@@ -14,8 +15,8 @@ from project_tests.helpers import grade_cli, grade_many
 
 def test_later_submissions_graded_after_the_warm_up_get_the_solo_grade(tmp_path):
     settings = Settings()
-    mistakes = sample_mistakes("ch03", settings)
-    roots = [build_submission(tmp_path / f"student{i}", "ch03", settings, mistakes) for i in range(3)]
+    assignment = Assignment.resolve("ch03", settings)
+    roots = [build_submission(tmp_path / f"student{i}", assignment, sample_mistakes(assignment)) for i in range(3)]
     reports = grade_many(roots, "ch03", "--workers", "1")  # two jobs: the third is forked after a warm-up
     _, alone = grade_cli(roots[0], "ch03")
     assert alone["score"] < alone["max_score"]

@@ -12,7 +12,7 @@ import pytest
 from grader.sandbox import fault
 from grader.suite import probe_specs
 from grader.sandbox import probing
-from grader.grade import load_rubric
+from grader.assignment import Assignment
 from grader.batch.pool import failed
 from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
@@ -120,7 +120,7 @@ def test_each_mistake_of_the_suite_is_a_grader_error_naming_test_file_and_proble
     assert result(report, "simple_attention", "test_scores_shape")["status"] == "passed"
     assert [(t["name"], t["status"], t["max_score"]) for t in exercise(report, "simple_attention")["tests"][-2:]] == [
         ("test_scores_shape_cases[6]", "passed", 1), ("test_scores_shape_cases[3]", "passed", 1)]
-    rubric = load_rubric("ch03", Settings(suite_dir=graded["suite"]))
+    rubric = Assignment.resolve("ch03", Settings(suite_dir=graded["suite"])).rubric
     assert report["max_score"] == rubric.max_score == 79 and report["score"] == 79 - 2 - 1 - 1 - 1 - 1
     assert failed(rubric).max_score == 79  # a grading process that died reports the same total
 

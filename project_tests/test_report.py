@@ -7,6 +7,7 @@ import json
 import jsonschema
 import pytest
 
+from grader.assignment import Assignment
 from grader.demo import build_submission, sample_mistakes
 from grader.model import Report
 from grader.settings import Settings
@@ -23,8 +24,8 @@ def sample_reports(tmp_path_factory):
     """Every demo sample (samples/<assignment>.toml) graded once through the real CLI, by assignment."""
     reports = {}
     for assignment in SAMPLES:
-        root = build_submission(tmp_path_factory.mktemp("sample") / "s", assignment, Settings(),
-                                sample_mistakes(assignment, Settings()))
+        resolved = Assignment.resolve(assignment, Settings())
+        root = build_submission(tmp_path_factory.mktemp("sample") / "s", resolved, sample_mistakes(resolved))
         proc, reports[assignment] = grade_cli(root, assignment)
         assert proc.returncode == 0, proc.stderr
     return reports
@@ -54,7 +55,7 @@ def test_scores_add_up(sample_report):
 @pytest.mark.parametrize("assignment", SAMPLES)
 def test_demo_samples_cost_points_exactly_where_their_mistakes_are(sample_reports, assignment):
     report = sample_reports[assignment]
-    mistakes = {m["module"] for m in sample_mistakes(assignment, Settings())}
+    mistakes = {m["module"] for m in sample_mistakes(Assignment.resolve(assignment, Settings()))}
     assert report["exercises"] and not report["grader_errors"]
     for ex in report["exercises"]:
         assert (ex["score"] < ex["max_score"]) == (ex["name"] in mistakes), ex["name"]
@@ -73,7 +74,7 @@ def test_committed_sample_report_is_valid_and_current(sample_report):
 
 @pytest.mark.parametrize("assignment", SAMPLES)
 def test_every_demo_mistake_is_diagnosed_with_a_confirmed_concept(sample_reports, assignment):
-    started = {m["module"] for m in sample_mistakes(assignment, Settings()) if not m.get("stub")}
+    started = {m["module"] for m in sample_mistakes(Assignment.resolve(assignment, Settings())) if not m.get("stub")}
     for ex in sample_reports[assignment]["exercises"]:
         if ex["name"] in started:
             assert ex["diagnosis"] and len(ex["diagnosis"]["concepts"]) == 1, (ex["name"], ex["diagnosis"])

@@ -53,6 +53,7 @@ def test_a_failing_module_is_localized_from_steps_asked_for_again_unless_its_res
 SLEEPY_RUN = '''
 import json, sys, time
 from pathlib import Path
+from grader.assignment import Assignment
 from grader.grade import grade
 from grader.sandbox import client
 from grader.settings import Settings
@@ -72,7 +73,7 @@ def run(self, plan, timeout):
 client.Sandbox.run = run
 settings = Settings(module_budget=float(sys.argv[2]), probe_timeout=5.0)
 with client.Sandbox() as sandbox:
-    report = grade(Path(sys.argv[1]), "ch03", settings, sandbox)
+    report = grade(Path(sys.argv[1]), Assignment.resolve("ch03", settings), settings, sandbox)
 print(json.dumps({"plans": plans, "score": report.to_dict()["exercises"]}))
 '''
 

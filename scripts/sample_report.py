@@ -17,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from grader.assignment import Assignment  # noqa: E402
 from grader.demo import build_submission, sample_mistakes  # noqa: E402
 from grader.settings import Settings  # noqa: E402
 
@@ -25,7 +26,8 @@ OUT = ROOT / "docs" / "sample-report.json"
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        submission = build_submission(Path(tmp) / "sample", "ch03", Settings(), sample_mistakes("ch03", Settings()))
+        assignment = Assignment.resolve("ch03", Settings())
+        submission = build_submission(Path(tmp) / "sample", assignment, sample_mistakes(assignment))
         subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--assignment", "ch03",
                         "--json", str(OUT), "--quiet"], cwd=ROOT, check=True)
     print(f"wrote {OUT.relative_to(ROOT)}")

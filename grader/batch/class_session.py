@@ -27,7 +27,8 @@ import pytest
 
 from grader import submission
 from grader.sandbox import seeding
-from grader.grade import load_rubric, report_of_run, run_suite
+from grader.assignment import Assignment
+from grader.grade import report_of_run, run_suite
 from grader.batch.passes import Passes, passed_on
 from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
@@ -93,7 +94,7 @@ class ForkPerSubmission:
 
 def grade_class(
     roots: list[Path],
-    assignment: str,
+    assignment: Assignment,
     settings: Settings,
     sandbox: Sandbox,
     out: BinaryIO,
@@ -114,18 +115,18 @@ def grade_class(
 
     torch.set_num_threads(1)  # as in grade.grade: the checks compare tiny tensors
     seeding.seed_cpu_only()
-    rubric = load_rubric(assignment, settings)
+    rubric = assignment.rubric
     names = [e.name for e in rubric.exercises]
-    plugin = GradingPlugin(rubric=rubric, settings=settings, sandbox=_NoSandbox(), submission_dir=Path(os.devnull),
+    plugin = GradingPlugin(assignment=assignment, settings=settings, sandbox=_NoSandbox(), submission_dir=Path(os.devnull),
                            missing={})
     with contextlib.suppress(Exception):  # a broken catalog is each grading process's diagnosis error, as alone
-        catalog_source(settings.suite_for(assignment), settings.solutions_for(assignment))  # read once for every fork
+        catalog_source(assignment.suite, assignment.solutions)  # read once for every fork
 
     passes = Passes()
 
     def start(root: Path, session) -> submission.Taken:
         workdir = sandbox.new_submission_dir()
-        taken = submission.take(root, assignment, names, workdir, known=known(root) if callable(known) else known)
+        taken = submission.take(root, assignment.name, names, workdir, known=known(root) if callable(known) else known)
         plugin.sandbox, plugin.submission_dir, plugin.missing = sandbox, workdir, taken.missing
         plugin.pytest_collection_modifyitems(session, session.config, session.items)  # this submission's probes
         if settings.reuse_passes:
@@ -151,7 +152,7 @@ def grade_class(
             warm_diagnosis(plugin, [call for call in plugin.calls.values() if call[0] in failing])
 
     forker = ForkPerSubmission(roots, jobs, start, relay)
-    log = run_suite(settings.suite_for(assignment), settings.solutions_for(assignment), plugin, forker)
+    log = run_suite(assignment.suite, assignment.solutions, plugin, forker)
     if forker.child is None:
         return
     index, taken, pipe = forker.child
@@ -176,9 +177,9 @@ def warm_diagnosis(plugin, calls: list) -> None:
     from grader.diagnosis import catalog
     from grader.suite.plugin import catalog_source
 
-    settings, assignment = plugin.settings, plugin.rubric.assignment
+    assignment = plugin.assignment
     try:
-        source = catalog_source(settings.suite_for(assignment), settings.solutions_for(assignment))
+        source = catalog_source(assignment.suite, assignment.solutions)
         if source is not None:
             catalog.warm(source, calls)
     except Exception:  # noqa: BLE001 - only a speed-up: each grading process computes what it lacks

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from grader import manifest
+from grader.assignment import Assignment, AssignmentNotFound
 from grader.model import Report
 from grader.settings import Settings
 from grader.submission import folders_under, shown
@@ -99,13 +100,12 @@ def tree_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def grading_identity(assignment: str, settings: Settings, template: dict[str, str]) -> str:
+def grading_identity(assignment: Assignment, settings: Settings, template: dict[str, str]) -> str:
     """What decides a grade besides the submission: the suite, the solutions, the grader's
     code, the limits, the template."""
-    parts = [assignment, json.dumps(dataclasses.asdict(settings), default=str, sort_keys=True),
+    parts = [assignment.name, json.dumps(dataclasses.asdict(settings), default=str, sort_keys=True),
              json.dumps(template, sort_keys=True)]
-    parts += [tree_digest(folder) for folder in (settings.suite_for(assignment), settings.solutions_for(assignment),
-                                                 settings.project_root / "grader")]
+    parts += [tree_digest(folder) for folder in (assignment.suite, assignment.solutions, settings.project_root / "grader")]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -183,20 +183,21 @@ def student_names(folders: list[Path], prefix: str) -> dict[str, str]:
     return {name: login if taken.count(login) == 1 else name for name, login in logins.items()}
 
 
-def checkout_template(settings: Settings, assignment: str) -> dict[str, str]:
+def checkout_template(settings: Settings, assignment: Assignment) -> dict[str, str]:
     """``{relative path: sha256}`` of the files this checkout's ``release`` ships unchanged: the
     template's own files without placeholders (``pytest.ini``, ...), the public tests and the
     grader package. Students' copies of them are not flagged."""
     root = settings.project_root
     hashes: dict[str, str] = {}
-    template = root / "template"
+    template = assignment.template
     if template.is_dir():
         for relative, digest in manifest.hash_folder(template).items():
             if "__" not in (template / relative).read_text(errors="replace"):  # a placeholder: rendered by release
                 hashes[relative] = digest
-    for folder in (f"public_tests/{assignment}", "grader"):
-        if (root / folder).is_dir():
-            hashes |= {f"{folder}/{relative}": digest for relative, digest in manifest.hash_folder(root / folder).items()
+    for folder in (assignment.public_suite, root / "grader"):
+        if folder.is_dir():
+            shipped_as = folder.relative_to(root).as_posix()  # where release puts it in the template
+            hashes |= {f"{shipped_as}/{relative}": digest for relative, digest in manifest.hash_folder(folder).items()
                        if "__pycache__" not in relative}
     return hashes
 
@@ -234,7 +235,6 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from grader.batch import deadline as deadlines
-    from grader.grade import AssignmentNotFound, load_rubric
     from grader.hygiene import clean
     from grader.batch.pool import grade_many
     from grader.batch import class_report
@@ -254,7 +254,8 @@ def run(
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        rubric = load_rubric(assignment, settings)
+        resolved = Assignment.resolve(assignment, settings)
+        rubric = resolved.rubric
     except AssignmentNotFound as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -264,7 +265,7 @@ def run(
             print(f"error: template {template} is not a folder", file=sys.stderr)
             return 2
         hashes = manifest.of_template(template)
-    known_files = hashes or checkout_template(settings, assignment)  # the template's own files are not flagged
+    known_files = hashes or checkout_template(settings, resolved)  # the template's own files are not flagged
     folders = submission_folders(root)
     for entry in skipped_entries(root):
         console.print(f"skipped {entry}")
@@ -276,7 +277,7 @@ def run(
     exercises = [e.name for e in rubric.exercises]
     students = books.read_students(gradebook) if gradebook else {}
     names = student_names(folders, classroom_prefix(root, folders, assignment))
-    grading = grading_identity(assignment, settings, known_files)
+    grading = grading_identity(resolved, settings, known_files)
     sources: dict[str, dict[str, str]] = {f.name: {"folder": f.name, "commit": "", "committed_at": ""} for f in folders}
     skipped: dict[str, Report] = {}  # graded on nothing: no commit before the deadline, an unreadable repository
     staged_flags: dict[Path, list[str]] = {}
@@ -338,7 +339,7 @@ def run(
     ) as progress:
         task = progress.add_task(f"grading {assignment}", total=len(folders), completed=len(results), last="")
         progress.refresh()
-        graded = grade_many(pending, assignment, settings, jobs=jobs, known=known, extra_flags=extra_flags) if pending else []
+        graded = grade_many(pending, resolved, settings, jobs=jobs, known=known, extra_flags=extra_flags) if pending else []
         for folder, report in graded:
             record(folder.name, report)
             last = escape(clean(f"{names[folder.name]}: {report.score:g}/{report.max_score:g}", 80))

@@ -13,6 +13,7 @@ import signal
 from pathlib import Path
 from typing import Callable, Iterator
 
+from grader.assignment import Assignment
 from grader.model import Report
 from grader.sandbox import linux
 from grader.sandbox.client import Sandbox
@@ -21,7 +22,7 @@ from grader.settings import Settings
 
 def grade_many(
     roots: list[Path],
-    assignment: str,
+    assignment: Assignment,
     settings: Settings,
     *,
     jobs: int = 2,
@@ -42,9 +43,6 @@ def grade_many(
     """
     settings = dataclasses.replace(settings, workers=max(settings.workers, jobs))
     with Sandbox(many=len(roots) > 1) as sandbox:
-        from grader.grade import load_rubric
-
-        rubric = load_rubric(assignment, settings)  # fails early for an unknown assignment
         from grader import environment
 
         environment.verify(sandbox, settings)  # once per batch, before any fork: a broken environment grades nobody
@@ -74,7 +72,7 @@ def grade_many(
                     try:
                         report = Report.from_dict(json.loads(data))
                     except (ValueError, KeyError, TypeError):
-                        report = failed(rubric)
+                        report = failed(assignment.rubric)
                     yield root, report
         finally:
             if left:  # stopped early (an interrupt) or the collector died: nothing more is graded
@@ -82,7 +80,7 @@ def grade_many(
                     os.kill(pid, signal.SIGKILL)  # its grading processes die with it
             os.waitpid(pid, 0)
         for root in left.values():  # the collecting process died before these
-            yield root, failed(rubric)
+            yield root, failed(assignment.rubric)
 
 
 def failed(rubric) -> Report:

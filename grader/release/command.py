@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import environment, manifest
+from grader.assignment import Assignment
 from grader import rubric as rubrics
 from grader.release.leaks import INSTRUCTOR_FOLDERS, scan
 from grader.release.notebooks import NotebookError, generate_notebooks
@@ -82,8 +83,8 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     """
     root = (project_root or PROJECT_ROOT).resolve()
     out = out.resolve()
-    solutions = root / "solutions" / assignment
-    public = root / "public_tests" / assignment
+    paths = Assignment.at(assignment, root)
+    solutions, public = paths.solutions, paths.public_suite
     if not solutions.is_dir():
         known = sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir()) if (root / "solutions").is_dir() else []
         raise ReleaseError(f"no assignment {assignment!r} (known: {', '.join(known) or 'none'})", exit_code=2)
@@ -91,7 +92,7 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
         raise ReleaseError(f"no public tests for {assignment!r}: {public / 'rubric.toml'} is missing", exit_code=2)
     if out == root or root in out.parents and out.parts[len(root.parts)] in INSTRUCTOR_FOLDERS | {"grader", "template"}:
         raise ReleaseError(f"{out} is inside the instructor's material; release somewhere else", exit_code=2)
-    stems, warnings = graded_exercises(root, assignment)
+    stems, warnings = graded_exercises(paths)
     public_rubric = rubrics.load(public, assignment)
     prepare_out(out, force)
 
@@ -105,7 +106,7 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     if not notebooks:
         warnings.append(f"no source notebook in course/source/{assignment}/: the template has no notebooks")
     values = template_values(root, assignment, public_rubric, stems, notebooks)
-    render_template(root / "template", out, values)
+    render_template(paths.template, out, values)
 
     problems = scan(out, root)
     if problems:
@@ -114,23 +115,23 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     return Released(out, assignment, [runner_name(s) for s in stems], notebooks, warnings)
 
 
-def graded_exercises(root: Path, assignment: str) -> tuple[list[str], list[str]]:
+def graded_exercises(assignment: Assignment) -> tuple[list[str], list[str]]:
     """The exercises the Classroom job grades (one reporter runner each), and warnings.
 
     They are the hidden rubric's (``tests/<assignment>/rubric.toml``): the workflow must name
     exactly the runners the graded run reports. Without a hidden rubric, the public one's.
     """
     warnings = []
-    hidden = root / "tests" / assignment
+    hidden = assignment.suite
     if (hidden / "rubric.toml").is_file():
-        rubric = rubrics.load(hidden, assignment)
+        rubric = rubrics.load(hidden, assignment.name)
     else:
-        rubric = rubrics.load(root / "public_tests" / assignment, assignment)
+        rubric = rubrics.load(assignment.public_suite, assignment.name)
         warnings.append(f"no hidden rubric {hidden / 'rubric.toml'}: the workflow lists the public rubric's exercises")
     stems = [e.name for e in rubric.exercises]
-    solved = {p.stem for p in (root / "solutions" / assignment).glob("*.py")}
+    solved = {p.stem for p in assignment.solutions.glob("*.py")}
     if missing := [s for s in stems if s not in solved]:
-        raise ReleaseError(f"the rubric grades {', '.join(missing)}, which solutions/{assignment}/ does not have")
+        raise ReleaseError(f"the rubric grades {', '.join(missing)}, which solutions/{assignment.name}/ does not have")
     if ungraded := sorted(solved - set(stems)):
         warnings.append(f"not graded on GitHub (missing from the rubric): {', '.join(ungraded)}")
     runners = [runner_name(s) for s in stems]

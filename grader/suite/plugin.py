@@ -32,7 +32,8 @@ from grader.suite import verdicts
 from grader.suite.comparisons import Mismatch, StudentCodeFailed
 from grader.diagnosis.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
-from grader.rubric import Rubric, exercise_of
+from grader.assignment import Assignment
+from grader.rubric import exercise_of
 from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, Sandbox
 from grader.sandbox.worker import BUILTIN_PROBES
@@ -45,13 +46,14 @@ class GradingPlugin:
     def __init__(
         self,
         *,
-        rubric: Rubric,
+        assignment: Assignment,
         settings: Settings,
         sandbox: Sandbox,
         submission_dir: Path,
         missing: dict[str, str],
     ):
-        self.rubric = rubric
+        self.assignment = assignment  # its suite, solutions and rubric
+        self.rubric = assignment.rubric
         self.settings = settings
         self.sandbox = sandbox
         self.submission_dir = submission_dir
@@ -91,8 +93,8 @@ class GradingPlugin:
     def find_probes(self, items) -> None:
         """Every probe the suite's tests ask for, module by module, with its arguments as plain data,
         and what is wrong with any test's points or probe marker (the same for every submission)."""
-        suite = self.settings.suite_for(self.rubric.assignment)
-        solutions = self.settings.solutions_for(self.rubric.assignment)
+        suite = self.assignment.suite
+        solutions = self.assignment.solutions
         modules: dict[str, dict] = {}
         cases = Counter((exercise_of(item), item.originalname) for item in items)
         for item in items:
@@ -177,8 +179,8 @@ class GradingPlugin:
         trusted to say so) is the probe's: it fails the same way on the reference solution, run
         here. Without the solutions (a student's template) the sandbox's word is taken."""
         stem, probe, kwargs = self.calls[nodeid]
-        source = catalog_source(self.settings.suite_for(self.rubric.assignment),
-                                self.settings.solutions_for(self.rubric.assignment))
+        source = catalog_source(self.assignment.suite,
+                                self.assignment.solutions)
         if not isinstance(source, catalog.Reference):
             return True
         reference = source.result(stem, None, probe, kwargs)
@@ -205,8 +207,8 @@ class GradingPlugin:
         if call is None or "probed" not in item.funcargs:
             return False
         stem, probe, kwargs = call
-        source = catalog_source(self.settings.suite_for(self.rubric.assignment),
-                                self.settings.solutions_for(self.rubric.assignment))
+        source = catalog_source(self.assignment.suite,
+                                self.assignment.solutions)
         if source is None:
             return False
         try:
@@ -248,8 +250,8 @@ class GradingPlugin:
                 failed[test["nodeid"]].setdefault("checked", grading.get("message", ""))
         if not failed:
             return {}
-        source = catalog_source(self.settings.suite_for(self.rubric.assignment),
-                                self.settings.solutions_for(self.rubric.assignment))
+        source = catalog_source(self.assignment.suite,
+                                self.assignment.solutions)
         runs: dict[str, list[ProbeRun]] = {}
         for nodeid, (stem, probe, kwargs) in self.calls.items():
             outcome = self.result.outcomes.get(nodeid)
