@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader import manifest
+from grader.assignment import Assignment
 from grader.batch import command as batch
 from grader.model import Report
 from grader.settings import Settings
@@ -58,7 +59,7 @@ def test_classroom_folder_names_give_logins():
 
 
 def test_the_checkout_knows_its_template_files(tmp_path):
-    known = batch.checkout_template(Settings(), "ch03")
+    known = batch.checkout_template(Settings(), Assignment.resolve("ch03", Settings()))
     assert {"pytest.ini", "public_tests/ch03/rubric.toml", "grader/submission.py"} <= set(known)
     assert "README.md" not in known  # filled in by release: not the same bytes
     student = make_submission(tmp_path / "s", "ch03")
