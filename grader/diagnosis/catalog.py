@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from grader.sandbox import fault, wire
+from grader.sandbox import fault, trace, wire
 
 ATOL = 1e-4
 MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
@@ -145,7 +145,8 @@ def as_sent(value):
 def run_probe(function, module, kwargs: dict):
     """``function(module, **kwargs)`` with torch's random state kept as it was."""
     kwargs = _copy(kwargs)  # a probe may change its inputs in place (sequence_mask does)
-    with torch.random.fork_rng(devices=[]):
+    folder = str(Path(getattr(module, "__file__", "") or ".").parent)
+    with torch.random.fork_rng(devices=[]), trace.student_files(folder):
         try:
             return as_sent(function(module, **kwargs))
         except Exception as exc:  # noqa: BLE001 - a mistake may raise, as student code may

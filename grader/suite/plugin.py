@@ -282,7 +282,7 @@ class GradingPlugin:
         (student code that is not deterministic) keeps its value and stays without steps: the
         diagnosis then stops at what differs in the result."""
         again = {run.nodeid: run for module_runs in runs.values() for run in module_runs
-                 if run.failed and isinstance(run.student, dict) and "$traced" in run.student}
+                 if run.failed and isinstance(run.student, dict) and ("$traced" in run.student or "$error" in run.student)}
         # A module's budget is paid once: the re-run gets what the graded run left of it (its
         # supervisor measured what it used), and a module with nothing left is not run again.
         left = {stem: self.settings.module_budget - self.result.spent.get(stem, self.settings.module_budget)
@@ -298,6 +298,12 @@ class GradingPlugin:
             return
         for nodeid, run in again.items():
             outcome = outcomes.get(nodeid)
+            if "$error" in run.student:  # the same error again: the shapes its steps had until it raised
+                if (outcome is not None and outcome.outcome == "error" and isinstance(outcome.error.get("shapes"), str)
+                        and catalog.agree(catalog.failure(outcome.error.get("type", ""), outcome.error.get("message", "")),
+                                          run.student)):
+                    run.shapes = outcome.error["shapes"]
+                continue
             if (outcome is not None and outcome.outcome == "ok"
                     and catalog.agree(catalog.unwrap(outcome.value), catalog.unwrap(run.student))):
                 run.student = outcome.value
