@@ -270,6 +270,8 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     it changes. The confirmed mistakes must together explain every probe where the student's
     result differs from the reference's; otherwise something unknown is there too and no
     concept is named. When one confirmed footprint lies inside another, only the larger is kept.
+    When two mistakes with different concepts reproduce the very same results (few probes cannot
+    tell them apart), there are two stories: none is named (the diagnosis shows the step and line).
     """
     confirmed: list[tuple[frozenset, str]] = []
     deviating = {index for index, (probe, kwargs, student) in enumerate(probes)
@@ -297,6 +299,8 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     for footprint, concept in confirmed:
         if any(footprint < other for other, _ in confirmed):
             continue
+        if any(footprint == other and concept != theirs for other, theirs in confirmed):
+            return []  # two stories for the same results
         if concept not in kept:
             kept.append(concept)
     return kept

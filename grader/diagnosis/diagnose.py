@@ -136,9 +136,11 @@ def _show_step(diagnosis: Diagnosis, localized: list, folder: Path | None) -> No
     if is_weights(found.expected):
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
-    said = {relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized}
-    if len(said) == 1 and "" not in said and all(place.stage == found.stage for _, place, _, _ in localized):
-        diagnosis.relation = said.pop()
+    # The same kind of relation on every run that differs (its number may depend on the probe's sizes).
+    said = [relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized]
+    kinds = {text.split(":")[-1] if "times" in text else text for text in said}
+    if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
+        diagnosis.relation = said[0]
 
 
 def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error: dict, folder: Path | None) -> None:
@@ -160,17 +162,18 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
 
 
 def parse_shapes(text) -> list:
-    """The steps' shapes and lines sent with an error (``"6x2@mha.py:30 s@mha.py:31"``), as
+    """The steps' labels, shapes and lines sent with an error (``"view|6x2@mha.py:30"``), as
     ``[label, shape, [file, line]]``; [] for anything else."""
     if not isinstance(text, str):
         return []
     found = []
     for token in text.split()[:200]:
-        shape, _, where = token.partition("@")
+        label, _, rest = token.partition("|")
+        shape, _, where = rest.partition("@")
         name, _, line = where.rpartition(":")
         try:
             dims = [] if shape == "s" else [int(n) for n in shape.split("x")]
-            found.append(["", dims, _where_of([name, int(line)])])
+            found.append([label.replace("_", " "), dims, _where_of([name, int(line)])])
         except ValueError:
             return []
     return found

@@ -161,11 +161,16 @@ def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: l
 
 
 def shape_departure(reference_steps: list, student_steps: list) -> int | None:
-    """The index of the first student step whose shape no reference step has (where a wrong shape
-    was made), else None. ``student_steps`` may hold shapes alone (``[label, shape, where]``)."""
-    shapes = {tuple(step[1].shape) for step in reference_steps if isinstance(step[1], torch.Tensor)}
+    """The index of the first student step that gives a shape the reference's steps of the same
+    kind (label: ``squeeze``, ``view``, ``matmul`` ...) never give: where a wrong shape was made;
+    None if there is none. Kinds of step the reference never takes (another style) are not judged.
+    ``student_steps`` may hold shapes alone (``[label, shape, where]``)."""
+    shapes: dict[str, set] = {}
+    for step in reference_steps:
+        if isinstance(step[1], torch.Tensor):
+            shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
     for i, step in enumerate(student_steps):
         shape = tuple(step[1].shape) if isinstance(step[1], torch.Tensor) else tuple(step[1])
-        if shape not in shapes:
+        if step[0] in shapes and shape not in shapes[step[0]]:
             return i
     return None

@@ -156,12 +156,13 @@ SHAPES = "_grader_step_shapes"  # set on an exception that left a recorded block
 
 
 def shapes_text(steps: list, limit: int = 990) -> str:
-    """The shapes and lines of recorded steps, ``"6x2@mha.py:30 s@mha.py:31"`` (``s``: a scalar),
+    """The labels, shapes and lines of recorded steps, ``"view|6x2@mha.py:30 sum|s@mha.py:31"`` (``s``: a scalar),
     as many as fit in ``limit`` characters (an error's fields are short strings)."""
     tokens, size = [], 0
     for step in steps:
         where = step[2] if len(step) == 3 else ["", 0]
-        token = f"{'x'.join(str(n) for n in step[1].shape) or 's'}@{where[0] or '-'}:{where[1]}"
+        label = str(step[0]).replace(" ", "_")[:40]
+        token = f"{label}|{'x'.join(str(n) for n in step[1].shape) or 's'}@{where[0] or '-'}:{where[1]}"
         if size + len(token) + 1 > limit or " " in token:
             break
         tokens.append(token)

@@ -237,6 +237,19 @@ class GradingPlugin:
         except Exception:  # noqa: BLE001 - advice only: the grade stands without a diagnosis
             self.diagnoses = {}
             self.diagnosis_errors.append(f"the diagnosis failed:\n{traceback.format_exc(limit=3)}")
+        self.one_story(json_report)
+
+    def one_story(self, json_report) -> None:
+        """Never two stories: where a module's diagnosis tells one (a confirmed concept, the first
+        differing step at the student's line, an error explained), the hints of its single checks,
+        each a reading of one observation, are not shown beside it."""
+        told = {stem for stem, found in self.diagnoses.items()
+                if found.concepts or found.error or (found.stage and found.stage != "result")}
+        for test in json_report.get("tests", []):
+            call = self.calls.get(test["nodeid"])
+            feedback = ((test.get("metadata") or {}).get("grading") or {}).get("feedback")
+            if call is not None and call[0] in told and isinstance(feedback, dict) and feedback.get("hint"):
+                feedback["hint"] = ""
 
     def diagnose(self, json_report) -> dict[str, Diagnosis]:
         """One diagnosis per module with a failing check (see grader.diagnosis.diagnose)."""
