@@ -108,9 +108,10 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
     """The first reference step that no student step reproduces, or None if all are there.
 
     "Yours" is the student's step that plays its part: among the steps made after the last one
-    that matched the reference, one of the same size (a relation to the expected value found
-    by :mod:`grader.diagnosis.relations` first, then the same label, then the same shape);
-    ``step`` is the index of the first student step holding that value (where it was computed)."""
+    that matched the reference, one of the same size (a step of the same kind first, then one
+    with a relation to the expected value, :mod:`grader.diagnosis.relations`, then one of the
+    same shape); ``step`` is the index of the first student step holding that value (where it
+    was computed)."""
     theirs = [(step[0], step[1]) for step in student_steps if isinstance(step[1], torch.Tensor)]
     if isinstance(student_output, torch.Tensor):
         theirs.append(("output", student_output))
@@ -148,15 +149,18 @@ def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: l
     if stage.name == OUTPUT:
         return len(theirs) - 1 if theirs and theirs[-1][0] == "output" else None
     later = [i for i in range(after + 1, len(theirs))] or list(range(len(theirs)))
-    sized = [i for i in later if theirs[i][1].numel() == stage.value.numel()
-             and not any(t.shape == theirs[i][1].shape and same_tensor(t, theirs[i][1]) for t in right)]
-    same_shape = [i for i in sized if theirs[i][1].shape == stage.value.shape]
-    for i in sized:
+    sized = [i for i in later if theirs[i][1].numel() == stage.value.numel()]
+    # The student's step of the same kind (softmax, its input, a projection) plays the part.
+    labelled = [i for i in sized if stage.label and theirs[i][0] == stage.label]
+    if labelled:
+        return next((i for i in labelled if theirs[i][1].shape == stage.value.shape), labelled[0])
+    # Else a step with a relation to the expected value, then one of the same shape; a step
+    # holding a value already matched (a copy of the previous stage) plays no new part.
+    fresh = [i for i in sized if not any(t.shape == theirs[i][1].shape and same_tensor(t, theirs[i][1]) for t in right)]
+    for i in fresh:
         if relation(place, theirs[i][1]):
             return i
-    labelled = [i for i in same_shape if stage.label and theirs[i][0] == stage.label]
-    if labelled:
-        return labelled[0]
+    same_shape = [i for i in fresh if theirs[i][1].shape == stage.value.shape]
     return same_shape[0] if same_shape else None
 
 
