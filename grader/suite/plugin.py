@@ -241,14 +241,19 @@ class GradingPlugin:
 
     def one_story(self, json_report) -> None:
         """Never two stories: where a module's diagnosis tells one (a confirmed concept, the first
-        differing step at the student's line, an error explained), the hints of its single checks,
-        each a reading of one observation, are not shown beside it."""
+        differing step at the student's line, an error explained), the hints of its checks of the
+        recorded computation (traced probes: what a check of values guesses about the cause) are
+        not shown beside it. Hints of checks of structure state what was observed and stay."""
         told = {stem for stem, found in self.diagnoses.items()
                 if found.concepts or found.error or (found.stage and found.stage != "result")}
         for test in json_report.get("tests", []):
             call = self.calls.get(test["nodeid"])
             feedback = ((test.get("metadata") or {}).get("grading") or {}).get("feedback")
-            if call is not None and call[0] in told and isinstance(feedback, dict) and feedback.get("hint"):
+            if call is None or call[0] not in told or not isinstance(feedback, dict) or not feedback.get("hint"):
+                continue
+            outcome = self.result.outcomes.get(test["nodeid"])
+            value = outcome.value if outcome is not None and outcome.outcome == "ok" else None
+            if isinstance(value, dict) and "$traced" in value:
                 feedback["hint"] = ""
 
     def diagnose(self, json_report) -> dict[str, Diagnosis]:
