@@ -70,7 +70,8 @@ def _diagnosis(diagnosis: Diagnosis | None) -> Diagnosis | None:
         checked=clean(diagnosis.checked), expected=clean(diagnosis.expected, one_line=False),
         actual=clean(diagnosis.actual, one_line=False), expected_grid=_grid(diagnosis.expected_grid),
         actual_grid=_grid(diagnosis.actual_grid), error=clean(diagnosis.error), where=clean(diagnosis.where),
-        code=clean(diagnosis.code),
+        code=clean(diagnosis.code), relation=clean(diagnosis.relation), origin=clean(diagnosis.origin),
+        origin_code=clean(diagnosis.origin_code),
     )
 
 

@@ -48,8 +48,17 @@ class Diagnosis(Comparison):
     stage: str = ""
     # An exception in student code, explained: its kind and meaning, where, and that line.
     error: str = ""
+    # The student's line that computed the first differing step (or, for an error, that raised):
+    # "causal.py, line 42", and that line of their file.
     where: str = ""
     code: str = ""
+    # What is different at that step, when a relation holds exactly on every probe ("every value
+    # of yours is the expected one times 2: a constant factor").
+    relation: str = ""
+    # For an error: the student's line whose step first has a shape the reference never makes
+    # (where the offending shape was made), and that line.
+    origin: str = ""
+    origin_code: str = ""
 
 
 @dataclass

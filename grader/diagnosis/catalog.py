@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from grader.sandbox import fault, wire
+from grader.sandbox import fault, trace, wire
 
 ATOL = 1e-4
 MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
@@ -145,7 +145,8 @@ def as_sent(value):
 def run_probe(function, module, kwargs: dict):
     """``function(module, **kwargs)`` with torch's random state kept as it was."""
     kwargs = _copy(kwargs)  # a probe may change its inputs in place (sequence_mask does)
-    with torch.random.fork_rng(devices=[]):
+    folder = str(Path(getattr(module, "__file__", "") or ".").parent)
+    with torch.random.fork_rng(devices=[]), trace.student_files(folder):
         try:
             return as_sent(function(module, **kwargs))
         except Exception as exc:  # noqa: BLE001 - a mistake may raise, as student code may
@@ -269,6 +270,8 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     it changes. The confirmed mistakes must together explain every probe where the student's
     result differs from the reference's; otherwise something unknown is there too and no
     concept is named. When one confirmed footprint lies inside another, only the larger is kept.
+    When two mistakes with different concepts reproduce the very same results (few probes cannot
+    tell them apart), there are two stories: none is named (the diagnosis shows the step and line).
     """
     confirmed: list[tuple[frozenset, str]] = []
     deviating = {index for index, (probe, kwargs, student) in enumerate(probes)
@@ -296,6 +299,8 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     for footprint, concept in confirmed:
         if any(footprint < other for other, _ in confirmed):
             continue
+        if any(footprint == other and concept != theirs for other, theirs in confirmed):
+            return []  # two stories for the same results
         if concept not in kept:
             kept.append(concept)
     return kept

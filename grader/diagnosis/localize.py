@@ -48,16 +48,23 @@ class Stage:
 
 @dataclass
 class Localization:
-    """The first step whose value differs, with the reference's and the student's values."""
+    """The first step whose value differs, with the reference's and the student's values, and
+    the index of the student's step that computed "yours" (None: no step of theirs plays it)."""
 
     stage: str
     expected: torch.Tensor
     actual: torch.Tensor | None
+    step: int | None = None
+    # What the reference's steps around this one are (for relations: a step missing or repeated).
+    before: torch.Tensor | None = None
+    after: torch.Tensor | None = None
+    softmax_input: torch.Tensor | None = None
 
 
 def stages(steps: list, output) -> list[Stage]:
     """The named steps of a reference run, in the order the computation makes them."""
     found: list[Stage] = []
+    steps = [(step[0], step[1]) for step in steps]
     for name, labels in PROJECTIONS:
         value = next((t for label, t in steps if label in labels), None)
         if value is not None:
@@ -98,27 +105,76 @@ def _matches(stage: Stage, value: torch.Tensor) -> bool:
 
 
 def first_difference(reference_steps: list, reference_output, student_steps: list, student_output) -> Localization | None:
-    """The first reference step that no student step reproduces, or None if all are there."""
-    theirs = [t for _, t in student_steps if isinstance(t, torch.Tensor)]
+    """The first reference step that no student step reproduces, or None if all are there.
+
+    "Yours" is the student's step that plays its part: among the steps made after the last one
+    that matched the reference, one of the same size (a step of the same kind first, then one
+    with a relation to the expected value, :mod:`grader.diagnosis.relations`, then one of the
+    same shape); ``step`` is the index of the first student step holding that value (where it
+    was computed)."""
+    theirs = [(step[0], step[1]) for step in student_steps if isinstance(step[1], torch.Tensor)]
     if isinstance(student_output, torch.Tensor):
-        theirs.append(student_output)
-    for stage in stages(reference_steps, reference_output):
-        if any(_matches(stage, t) for t in theirs):
+        theirs.append(("output", student_output))
+    found = stages(reference_steps, reference_output)
+    after = -1  # the student's step where the last matched stage was made
+    for k, stage in enumerate(found):
+        matched = [i for i, (_, t) in enumerate(theirs) if _matches(stage, t)]
+        if matched:
+            after = max(after, next((i for i in matched if i > after), matched[0]))
             continue
-        return Localization(stage.name, stage.value, _yours(stage, student_steps, student_output))
+        place = Localization(stage.name, stage.value, None,
+                             before=found[k - 1].value if k else None,
+                             after=found[k + 1].value if k + 1 < len(found) else None,
+                             softmax_input=next((s.value for s in found if s.name == SOFTMAX_INPUT), None))
+        index = _yours(stage, theirs, after, place, [s.value for s in found[:k]])
+        if index is not None:
+            place.actual = theirs[index][1]
+            place.step = _first_holding(theirs, place.actual, after)
+            if place.step >= len(student_steps):  # only the returned output holds it
+                place.step = None
+        return place
     return None
 
 
-def _yours(stage: Stage, student_steps: list, student_output) -> torch.Tensor | None:
-    """The student's step playing this stage's part: same label and shape, else the closest
-    value of the same shape."""
+def _first_holding(theirs: list, value: torch.Tensor, after: int) -> int:
+    """The first student step after ``after`` (else anywhere) whose value is ``value``."""
+    same = [i for i, (_, t) in enumerate(theirs) if t.shape == value.shape and same_tensor(t, value)]
+    return next((i for i in same if i > after), same[0] if same else len(theirs) - 1)
+
+
+def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: list) -> int | None:
+    """The index of the student's step playing this stage's part (see :func:`first_difference`)."""
+    from grader.diagnosis.relations import relation
+
     if stage.name == OUTPUT:
-        return student_output if isinstance(student_output, torch.Tensor) else None
-    same_shape = [(label, t) for label, t in student_steps if isinstance(t, torch.Tensor) and t.shape == stage.value.shape]
-    labelled = [t for label, t in same_shape if stage.label and label == stage.label]
+        return len(theirs) - 1 if theirs and theirs[-1][0] == "output" else None
+    later = [i for i in range(after + 1, len(theirs))] or list(range(len(theirs)))
+    sized = [i for i in later if theirs[i][1].numel() == stage.value.numel()]
+    # The student's step of the same kind (softmax, its input, a projection) plays the part.
+    labelled = [i for i in sized if stage.label and theirs[i][0] == stage.label]
     if labelled:
-        return labelled[0]
-    if not same_shape:
-        return None
-    expected = stage.value.double().nan_to_num(neginf=-1e4)
-    return min((t for _, t in same_shape), key=lambda t: float((t.double().nan_to_num(neginf=-1e4) - expected).abs().max()))
+        return next((i for i in labelled if theirs[i][1].shape == stage.value.shape), labelled[0])
+    # Else a step with a relation to the expected value, then one of the same shape; a step
+    # holding a value already matched (a copy of the previous stage) plays no new part.
+    fresh = [i for i in sized if not any(t.shape == theirs[i][1].shape and same_tensor(t, theirs[i][1]) for t in right)]
+    for i in fresh:
+        if relation(place, theirs[i][1]):
+            return i
+    same_shape = [i for i in fresh if theirs[i][1].shape == stage.value.shape]
+    return same_shape[0] if same_shape else None
+
+
+def shape_departure(reference_steps: list, student_steps: list) -> int | None:
+    """The index of the first student step that gives a shape the reference's steps of the same
+    kind (label: ``squeeze``, ``view``, ``matmul`` ...) never give: where a wrong shape was made;
+    None if there is none. Kinds of step the reference never takes (another style) are not judged.
+    ``student_steps`` may hold shapes alone (``[label, shape, where]``)."""
+    shapes: dict[str, set] = {}
+    for step in reference_steps:
+        if isinstance(step[1], torch.Tensor):
+            shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
+    for i, step in enumerate(student_steps):
+        shape = tuple(step[1].shape) if isinstance(step[1], torch.Tensor) else tuple(step[1])
+        if step[0] in shapes and shape not in shapes[step[0]]:
+            return i
+    return None

@@ -76,7 +76,7 @@ def _encode(value):
 def _strip_steps(value, keep=frozenset()):
     """``value`` with only the recorded steps whose labels are in ``keep``."""
     if isinstance(value, dict) and "$traced" in value:
-        return {"$traced": value["$traced"], "steps": [s for s in value["steps"] if s[0] in keep]}
+        return {"$traced": value["$traced"], "steps": [s[:2] for s in value["steps"] if s[0] in keep]}
     return value
 
 

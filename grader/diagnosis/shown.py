@@ -35,3 +35,24 @@ def as_grid(t: torch.Tensor) -> list | None:
     if t.dim() != 2 or t.shape[0] > 16 or t.shape[1] > 16:
         return None
     return [[round(float(x), 4) for x in row] for row in t.float()]
+
+
+def fmt_pair(expected: torch.Tensor, actual: torch.Tensor, rows: int = 3) -> tuple[str, str]:
+    """Both tensors as :func:`fmt` texts, from the first row where they differ (so that the rows
+    shown are never the same), when both have the same shape."""
+    e, a = expected.detach(), actual.detach()
+    if e.shape != a.shape or e.dim() < 2 or not (e.is_floating_point() and a.is_floating_point()):
+        return fmt(e, rows), fmt(a, rows)
+    flat_e, flat_a = e.reshape(-1, e.shape[-1]).double(), a.reshape(-1, a.shape[-1]).double()
+    differs = ~torch.isclose(flat_a, flat_e, atol=1e-4, rtol=0, equal_nan=True).all(dim=-1)
+    first = int(differs.nonzero()[0]) if differs.any() else 0
+    if first < rows:
+        return fmt(e, rows), fmt(a, rows)
+
+    def text(flat, t):
+        head = flat[first:first + rows]
+        lines = ["[" + ", ".join(_num(x) for x in row[:8].tolist()) + (", …" if row.numel() > 8 else "") + "]"
+                 for row in head]
+        return f"shape {tuple(t.shape)}, from row {first}: " + " ".join(lines)
+
+    return text(flat_e, e), text(flat_a, a)

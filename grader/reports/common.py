@@ -66,8 +66,13 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
     parts = list(diagnosis.concepts)
     if diagnosis.error:
         parts.append(f"{diagnosis.error} At {diagnosis.where}: {diagnosis.code}" if diagnosis.where else diagnosis.error)
+        if diagnosis.origin:
+            parts.append(f"The wrong shape is made first at {diagnosis.origin}: {diagnosis.origin_code}")
     elif diagnosis.stage and not diagnosis.concepts:
-        parts.append(f"First difference from the reference: the {diagnosis.stage}.")
+        parts.append(f"First difference from the reference: the {diagnosis.stage}"
+                     + (f", at {diagnosis.where}: {diagnosis.code}" if diagnosis.where and diagnosis.code else "") + ".")
+        if diagnosis.relation:
+            parts.append(f"What differs: {diagnosis.relation}.")
     return " ".join(parts)
 
 
@@ -78,7 +83,14 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         lines.append(f"Your code raised an error: {diagnosis.error}")
         if diagnosis.where:
             lines.append(f"At {diagnosis.where}: {diagnosis.code}" if diagnosis.code else f"At {diagnosis.where}")
+    if diagnosis.origin:
+        lines.append(f"The wrong shape is made first at {diagnosis.origin}"
+                     + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
     if diagnosis.stage:
         first = "First step that differs" if not diagnosis.concepts else "Where it shows first"
         lines.append(f"{first}: the {diagnosis.stage}" + (f", in: {diagnosis.checked}" if diagnosis.checked else ""))
+        if diagnosis.where and not diagnosis.error:
+            lines.append(f"Your line that computes it: {diagnosis.where}" + (f": {diagnosis.code}" if diagnosis.code else ""))
+        if diagnosis.relation:
+            lines.append(f"What differs: {diagnosis.relation}")
     return lines

@@ -143,7 +143,40 @@ def recorded(module=None):
     """Record the steps of the student code run in the block (``grader.sandbox.trace``); yields
     the recorder. Exceptions that leave the block are the student's."""
     with recording(module) as recorder, student_code():
-        yield recorder
+        try:
+            yield recorder
+        except BaseException as exc:
+            if _sending_steps:  # where the shapes went wrong before it raised (for the diagnosis)
+                with contextlib.suppress(Exception):
+                    setattr(exc, SHAPES, shapes_text(recorder.steps))
+            raise
+
+
+SHAPES = "_grader_step_shapes"  # set on an exception that left a recorded block: its steps' shapes
+
+
+def shapes_text(steps: list, limit: int = 990) -> str:
+    """The labels, shapes and lines of recorded steps, ``"view|6x2@mha.py:30 sum|s@mha.py:31"`` (``s``: a scalar),
+    as many as fit in ``limit`` characters (an error's fields are short strings)."""
+    tokens, size = [], 0
+    for step in steps:
+        where = step[2] if len(step) == 3 else ["", 0]
+        label = str(step[0]).replace(" ", "_")[:40]
+        token = f"{label}|{'x'.join(str(n) for n in step[1].shape) or 's'}@{where[0] or '-'}:{where[1]}"
+        if size + len(token) + 1 > limit or " " in token:
+            break
+        tokens.append(token)
+        size += len(token) + 1
+    return " ".join(tokens)
+
+
+def shapes_of_failure(exc: BaseException) -> str:
+    """The shapes :func:`recorded` noted on an exception, else ""."""
+    try:
+        text = exc.__dict__.get(SHAPES, "")
+    except Exception:  # noqa: BLE001 - an exception of the student's making
+        return ""
+    return text if type(text) is str else ""
 
 
 @contextlib.contextmanager
@@ -187,7 +220,7 @@ def softmax_weights(steps, n: int, which: str = "softmax", dims: int | None = No
     """The last recorded ``which`` step ("softmax", or "softmax input" for the scores softmax
     received) ending in ``(n, n)``, with ``dims`` dimensions if given; None if there is none (a
     softmax written by hand)."""
-    for label, t in reversed(steps):
+    for label, t, *_ in reversed(steps):
         if label == which and t.dim() >= 2 and tuple(t.shape[-2:]) == (n, n) and (dims is None or t.dim() == dims):
             return t
     return None

@@ -8,13 +8,20 @@ softmax``, ``@``), the input of every softmax and dropout, and, through forward 
 each named submodule returns (``W_query``, ``out_proj``, ...). Matmuls with a parameter of
 the module are labelled with that parameter's name (``x @ W_query``).
 
-What it returns is plain data: ``{"$traced": value, "steps": [[label, tensor], ...]}``, which
-the grading plugin splits again (the test sees ``value``). Only small tensors are kept.
+Each step also notes where the student's code computed it: the line number in the innermost
+frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox),
+else 0. A step is ``[label, tensor, [file name, line]]`` (the file name relative to that folder);
+the grader reads the line's code from its own copy of the submission, never from the sandbox.
+
+What it returns is plain data: ``{"$traced": value, "steps": [[label, tensor, where], ...]}``,
+which the grading plugin splits again (the test sees ``value``). Only small tensors are kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -23,6 +30,34 @@ MAX_STEPS = 160  # steps kept per call
 MAX_ELEMENTS = 4096  # largest tensor kept as a step
 MATMULS = frozenset({"matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "einsum"})
 INPUT_OF = frozenset({"softmax", "_softmax", "dropout"})  # also keep what these receive
+
+
+_student_dir: str | None = None  # the folder whose files are the student's (see student_files)
+
+
+@contextlib.contextmanager
+def student_files(folder: str | None):
+    """Within the block, steps note the line of the innermost frame of a file in ``folder``."""
+    global _student_dir
+    before = _student_dir
+    _student_dir = os.path.join(os.path.abspath(folder), "") if folder else None
+    try:
+        yield
+    finally:
+        _student_dir = before
+
+
+def where_computed() -> list:
+    """``[file name, line]`` of the innermost frame of the student's files, else ``["", 0]``."""
+    if _student_dir is None:
+        return ["", 0]
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir):
+            return [os.path.relpath(name, _student_dir)[:100], frame.f_lineno]
+        frame = frame.f_back
+    return ["", 0]
 
 
 class Recorder(TorchFunctionMode):
@@ -41,7 +76,8 @@ class Recorder(TorchFunctionMode):
             self.busy = True
             try:
                 copy = value.detach().clone()
-                self.steps.append([label, copy if type(copy) is torch.Tensor else copy.as_subclass(torch.Tensor)])
+                self.steps.append([label, copy if type(copy) is torch.Tensor else copy.as_subclass(torch.Tensor),
+                                   where_computed()])
             finally:
                 self.busy = False
 

@@ -12,7 +12,7 @@ import importlib.util
 import os
 import sys
 
-from grader.sandbox import probing
+from grader.sandbox import probing, trace
 from grader.sandbox.fault import ProbeError, describe_exception
 from grader.sandbox import wire
 
@@ -98,10 +98,12 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict],
         try:
             function = BUILTIN_PROBES.get(probe["probe"]) or getattr(probes_module, probe["probe"])
             kwargs = wire.decode(probe.get("kwargs", {}))
-            with probing.sending_steps(steps):
+            with probing.sending_steps(steps), trace.student_files(sandbox_dir):
                 value = to_plain(function(student, **kwargs))
             event = {"event": "result", "value": value}
         except BaseException as exc:  # noqa: BLE001
             # Whose fault: the student's (their code raised) or the probe's own bug (grader_fault).
             event = {"event": "result", "error": describe_exception(exc, sandbox_dir)}
+            if steps and (shapes := probing.shapes_of_failure(exc)):  # where its shapes left the reference's
+                event["error"]["shapes"] = shapes
         send(event)

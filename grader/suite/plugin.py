@@ -239,6 +239,24 @@ class GradingPlugin:
         except Exception:  # noqa: BLE001 - advice only: the grade stands without a diagnosis
             self.diagnoses = {}
             self.diagnosis_errors.append(f"the diagnosis failed:\n{traceback.format_exc(limit=3)}")
+        self.one_story(json_report)
+
+    def one_story(self, json_report) -> None:
+        """Never two stories: where a module's diagnosis tells one (a confirmed concept, the first
+        differing step at the student's line, an error explained), the hints of its checks of the
+        recorded computation (traced probes: what a check of values guesses about the cause) are
+        not shown beside it. Hints of checks of structure state what was observed and stay."""
+        told = {stem for stem, found in self.diagnoses.items()
+                if found.concepts or found.error or (found.stage and found.stage != "result")}
+        for test in json_report.get("tests", []):
+            call = self.calls.get(test["nodeid"])
+            feedback = ((test.get("metadata") or {}).get("grading") or {}).get("feedback")
+            if call is None or call[0] not in told or not isinstance(feedback, dict) or not feedback.get("hint"):
+                continue
+            outcome = self.result.outcomes.get(test["nodeid"])
+            value = outcome.value if outcome is not None and outcome.outcome == "ok" else None
+            if isinstance(value, dict) and "$traced" in value:
+                feedback["hint"] = ""
 
     def diagnose(self, json_report) -> dict[str, Diagnosis]:
         """One diagnosis per module with a failing check (see grader.diagnosis.diagnose)."""
@@ -284,7 +302,7 @@ class GradingPlugin:
         (student code that is not deterministic) keeps its value and stays without steps: the
         diagnosis then stops at what differs in the result."""
         again = {run.nodeid: run for module_runs in runs.values() for run in module_runs
-                 if run.failed and isinstance(run.student, dict) and "$traced" in run.student}
+                 if run.failed and isinstance(run.student, dict) and ("$traced" in run.student or "$error" in run.student)}
         # A module's budget is paid once: the re-run gets what the graded run left of it (its
         # supervisor measured what it used), and a module with nothing left is not run again.
         left = {stem: self.settings.module_budget - self.result.spent.get(stem, self.settings.module_budget)
@@ -300,6 +318,12 @@ class GradingPlugin:
             return
         for nodeid, run in again.items():
             outcome = outcomes.get(nodeid)
+            if "$error" in run.student:  # the same error again: the shapes its steps had until it raised
+                if (outcome is not None and outcome.outcome == "error" and isinstance(outcome.error.get("shapes"), str)
+                        and catalog.agree(catalog.failure(outcome.error.get("type", ""), outcome.error.get("message", "")),
+                                          run.student)):
+                    run.shapes = outcome.error["shapes"]
+                continue
             if (outcome is not None and outcome.outcome == "ok"
                     and catalog.agree(catalog.unwrap(outcome.value), catalog.unwrap(run.student))):
                 run.student = outcome.value

@@ -1,0 +1,161 @@
+"""What is different at the first differing step, said only when it holds exactly.
+
+Given the reference's value of a step and the student's, :func:`relation` tests relations that
+hold within the comparison's tolerance or not at all: a constant factor (and which number:
+2, √8, 1/√2 ...), transposed, rows, columns or heads in another order, masked entries holding
+another value, the step missing or applied twice (yours equals the reference's step before or
+after it, or softmax of the expected weights), normalised over another dimension. Nothing here
+guesses: a relation that does not hold on every entry is not stated (and the diagnosis states it
+only when it holds on every probe).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from grader.diagnosis.catalog import MASKED, same_tensor
+
+
+def relation(place, yours: torch.Tensor) -> str:
+    """The first relation that holds exactly between ``place.expected`` and ``yours``, else ""."""
+    expected = place.expected
+    if not (isinstance(yours, torch.Tensor) and yours.is_floating_point() and expected.is_floating_point()):
+        return ""
+    if yours.shape == expected.shape and same_tensor(yours, expected):
+        return ""
+    for test in (_missing_or_repeated, _masked_value, _factor, _transposed, _permuted, _other_axis):
+        found = test(place, expected, yours)
+        if found:
+            return found
+    return ""
+
+
+def _masked(t: torch.Tensor) -> torch.Tensor:
+    return t.double() <= MASKED
+
+
+def _missing_or_repeated(place, expected, yours) -> str:
+    if place.before is not None and _same(yours, place.before):
+        return "yours equals the reference's step before this one: this step is missing"
+    if place.after is not None and _same(yours, place.after):
+        return "yours already equals the reference's next step: a step is applied too early or twice"
+    if _is_weights(expected) and _same(yours, torch.softmax(expected.double(), dim=-1)):
+        return "yours is the softmax of the expected weights: softmax is applied twice"
+    return ""
+
+
+def _masked_value(place, expected, yours) -> str:
+    if yours.shape != expected.shape:
+        return ""
+    hidden = _masked(expected)
+    if not hidden.any() or hidden.all():
+        return ""
+    e, y = expected.double(), yours.double()
+    if not torch.isclose(y[~hidden], e[~hidden], atol=1e-4, rtol=0, equal_nan=True).all():
+        return ""
+    if bool(_masked(yours)[hidden].all()):
+        return ""
+    values = y[hidden]
+    held = f" {_number(float(values[0]))}" if bool((values == values[0]).all()) else " other values"
+    return (f"yours equals the expected value except where the reference's entries are masked (-inf): "
+            f"yours hold{held} there")
+
+
+def _factor(place, expected, yours) -> str:
+    if yours.shape != expected.shape:
+        return ""
+    e, y = expected.double(), yours.double()
+    hidden = _masked(e)
+    if not torch.equal(hidden, _masked(y)):
+        return ""
+    e, y = e[~hidden], y[~hidden]
+    if not (torch.isfinite(e).all() and torch.isfinite(y).all()):
+        return ""
+    usable = e.abs() > 1e-3
+    if usable.sum() < 2:
+        return ""
+    ratios = y[usable] / e[usable]
+    c = float(ratios.median().detach())
+    if not math.isfinite(c) or abs(c) < 1e-6 or abs(c - 1) < 1e-3:
+        return ""
+    if not torch.isclose(y, c * e, atol=1e-4 * max(1.0, abs(c)), rtol=1e-4).all():
+        return ""
+    return f"every value of yours is the expected one times {_number(c)}{_named(c)}: a constant factor"
+
+
+def _named(c: float) -> str:
+    """`` (= √8)`` or `` (= 1/√2)`` for a factor that is a square root or the inverse of one, else ""."""
+    sign = "-" if c < 0 else ""
+    for inverse in (False, True):
+        v = 1 / abs(c) if inverse else abs(c)
+        k = round(v * v)
+        if 2 <= k <= 4096 and abs(math.sqrt(k) - v) <= 1e-3 * v:
+            r = math.isqrt(k)
+            if r * r == k and not inverse:
+                return ""  # a whole number, shown as it is
+            root = str(r) if r * r == k else f"√{k}"
+            return f" (= {sign}{'1/' if inverse else ''}{root})"
+    return ""
+
+
+def _transposed(place, expected, yours) -> str:
+    if expected.dim() < 2 or expected.shape[-1] == 1 or expected.shape[-2] == 1:
+        return ""
+    flipped = expected.transpose(-2, -1)
+    if yours.shape == flipped.shape and _same(yours, flipped) and not _same(flipped, expected):
+        return "yours is the expected value transposed (its last two dimensions swapped)"
+    return ""
+
+
+def _permuted(place, expected, yours) -> str:
+    if yours.shape != expected.shape:
+        return ""
+    for dim in range(expected.dim()):
+        size = expected.shape[dim]
+        if size < 2:
+            continue
+        mine, theirs = yours.unbind(dim), expected.unbind(dim)
+        order = []
+        for piece in mine:
+            match = next((j for j, other in enumerate(theirs) if j not in order and same_tensor(piece, other)), None)
+            if match is None:
+                break
+            order.append(match)
+        if len(order) == size and order != list(range(size)):
+            return f"yours holds the expected {_along(expected, dim)} in another order ({order})"
+    return ""
+
+
+def _along(t: torch.Tensor, dim: int) -> str:
+    if dim == t.dim() - 1:
+        return "columns"
+    if dim == t.dim() - 2:
+        return "rows"
+    if t.dim() == 4 and dim == 1:
+        return "heads"
+    return f"entries along dimension {dim}"
+
+
+def _other_axis(place, expected, yours) -> str:
+    given = place.softmax_input
+    if given is None or not _is_weights(expected) or given.shape != yours.shape:
+        return ""
+    for dim in range(given.dim() - 1):
+        if given.shape[dim] > 1 and _same(yours, torch.softmax(given.double(), dim=dim)):
+            return (f"yours is normalised over dimension {dim} instead of the last: softmax(..., dim={dim}) "
+                    "makes columns sum to 1, not rows")
+    return ""
+
+
+def _is_weights(t: torch.Tensor) -> bool:
+    return t.dim() >= 2 and bool(torch.isfinite(t).all()) and bool(((t >= 0) & (t <= 1 + 1e-6)).all())
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and same_tensor(a, b)
+
+
+def _number(x: float) -> str:
+    return f"{x:.4g}"

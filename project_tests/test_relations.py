@@ -1,0 +1,79 @@
+"""What the diagnosis says is different at the first differing step, and where the student's
+line is: relations stated only when they hold exactly, steps that carry their line, and the
+first step whose shape the reference's steps of that kind never have."""
+
+from __future__ import annotations
+
+import torch
+
+from grader.diagnosis.diagnose import parse_shapes
+from grader.diagnosis.localize import Localization, shape_departure
+from grader.diagnosis.relations import relation
+from grader.sandbox import probing, trace
+
+torch.manual_seed(0)
+SCORES = torch.rand(2, 5, 5)
+FUTURE = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
+MASKED = SCORES.masked_fill(FUTURE, -torch.inf)
+WEIGHTS = torch.softmax(MASKED, dim=-1)
+
+
+def said(expected, yours, **around) -> str:
+    return relation(Localization("step", expected, None, **around), yours)
+
+
+def test_a_constant_factor_is_named_with_its_number():
+    assert "times 0.7071 (= 1/√2)" in said(SCORES, SCORES / 2 ** 0.5)
+    assert "times 2: a constant factor" in said(SCORES, SCORES * 2)
+
+
+def test_transposed_permuted_and_masked_values():
+    assert "transposed" in said(SCORES, SCORES.transpose(-2, -1))
+    assert "rows in another order" in said(SCORES, SCORES[:, [1, 0, 2, 3, 4]])
+    assert "hold 0 there" in said(MASKED, SCORES.masked_fill(FUTURE, 0.0))
+
+
+def test_missing_repeated_and_other_axis():
+    assert "this step is missing" in said(WEIGHTS, MASKED, before=MASKED)
+    assert "softmax is applied twice" in said(WEIGHTS, torch.softmax(WEIGHTS, dim=-1))
+    assert "dimension 1 instead of the last" in said(WEIGHTS, torch.softmax(MASKED, dim=1), softmax_input=MASKED)
+
+
+def test_nothing_is_said_when_no_relation_holds_exactly():
+    almost = SCORES * 2
+    almost[0, 0, 0] += 0.01  # a factor on every entry but one is no factor
+    assert said(SCORES, almost) == ""
+    assert said(SCORES, torch.rand(2, 5, 5)) == ""
+    assert said(SCORES, SCORES.clone()) == ""
+
+
+def test_steps_note_the_line_of_the_student_file_that_computed_them(tmp_path):
+    student = tmp_path / "mine.py"
+    student.write_text("import torch\n\ndef f(x):\n    y = x * 2\n    return torch.softmax(y, dim=-1)\n")
+    namespace: dict = {}
+    exec(compile(student.read_text(), str(student), "exec"), namespace)  # noqa: S102 - the test's own file
+    x = torch.rand(3, 3)
+    with trace.student_files(str(tmp_path)), trace.recording() as recorder:
+        namespace["f"](x)
+    assert recorder.steps[0][2] == ["mine.py", 4]  # x * 2
+    assert recorder.steps[-1][0] == "softmax" and recorder.steps[-1][2] == ["mine.py", 5]
+    with trace.recording() as recorder:  # outside student_files: no line
+        namespace["f"](x)
+    assert all(where == ["", 0] for _, _, where in recorder.steps)
+
+
+def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
+    student = tmp_path / "mine.py"
+    student.write_text("import torch\n\ndef f(x):\n    y = x.squeeze()\n    return y @ torch.ones(5, 2)\n")
+    namespace: dict = {}
+    exec(compile(student.read_text(), str(student), "exec"), namespace)  # noqa: S102 - the test's own file
+    x = torch.rand(1, 3, 4)
+    try:
+        with probing.sending_steps(True), trace.student_files(str(tmp_path)), probing.recorded():
+            namespace["f"](x)
+    except RuntimeError as exc:
+        shapes = parse_shapes(probing.shapes_of_failure(exc))
+    assert shapes[0] == ["squeeze", [3, 4], ["mine.py", 4]]
+    reference = [["squeeze", torch.zeros(1, 3, 4)], ["matmul", torch.zeros(1, 3, 2)]]
+    assert shape_departure(reference, shapes) == 0
+    assert shape_departure(reference, [["view", [7], ["mine.py", 2]]]) is None  # a kind the reference never takes
