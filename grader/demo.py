@@ -71,4 +71,4 @@ def next_steps(assignment: str, settings: Settings) -> str:
     others = sorted(p.name for p in (settings.project_root / "samples").glob("*.toml") if p.stem != assignment)
     other = f"the other assignment: .venv/bin/python -m grader demo --assignment {Path(others[0]).stem}; " if others else ""
     return (f"Try next: {other}grade a folder of your own: .venv/bin/python -m grader grade FOLDER --assignment "
-            f"{assignment}; release the student template and grade a class: README.md, 'For instructors'.")
+            f"{assignment}; release the student template and grade a class: README.md, 'The instructor's path'.")
