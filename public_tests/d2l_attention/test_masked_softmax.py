@@ -30,6 +30,9 @@ def test_masked_softmax_book_example(probed):
 X_OTHER = 2 * generated(11, 2, 3, 5) - 1
 LENS_2D = torch.tensor([[1, 3, 5], [2, 4, 1]])
 OTHER_CASES = [
+    pytest.param("sequence_mask(X, torch.tensor([1, 2]), -1.0) (writes the value given)",
+                 marks=calls("sequence_mask", torch.tensor([[1.0, 2, 3], [4, 5, 6]]), torch.tensor([1, 2]), -1.0),
+                 id="sequence_mask_value"),
     pytest.param("masked_softmax(X of shape (2, 3, 5), None) (no masking)", marks=calls("masked_softmax", X_OTHER, None),
                  id="no_valid_lens"),
     pytest.param("masked_softmax(X of shape (2, 3, 5), torch.tensor([4, 2]))",

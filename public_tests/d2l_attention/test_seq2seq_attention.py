@@ -58,7 +58,7 @@ SEEDED = "torch.manual_seed(3); Seq2SeqEncoder(10, 8, 16, 2), Seq2SeqAttentionDe
 @pytest.mark.probe("teacher_forced", seed=3, X=TOKENS, enc_valid_lens=TOKEN_LENS)
 def test_teacher_forced_values(probed, reference):
     same(probed, reference, what=f"{SEEDED}; decoder(X, decoder.init_state(encoder(X), [5, 2, 4])), X of shape (3, 5): "
-                                 "the output, the new hidden state and the attention weights")
+                                 "the output, the new state's hidden state and valid lengths, and the attention weights")
 
 
 @pytest.mark.points(1)

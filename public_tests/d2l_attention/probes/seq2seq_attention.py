@@ -46,4 +46,5 @@ def teacher_forced(student, seed, X, enc_valid_lens, calls=1):
         raise ProbeError("attention_weights should be a list with one tensor per decoding step")
     return {"output": probing.tensor(output, "the decoder's output"),
             "hidden_state": probing.tensor(new_state[1], "state[1], the hidden state") if len(new_state) > 1 else None,
+            "valid_lens_in_state": probing.tensor_or_none(new_state[2]) if len(new_state) > 2 else None,
             "weights": [probing.tensor(w, "an attention weight") for w in weights]}
