@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import tomllib
 from pathlib import Path
 from types import ModuleType
 
@@ -84,4 +85,48 @@ def check(root: Path, assignment: str, settings: Settings, sandbox) -> Report:
     settings = dataclasses.replace(settings, suite_dir=existing_public_suite(settings, assignment))
     report = grade(root, Assignment.resolve(assignment, settings), settings, sandbox, known=unchanged_template_files(root))
     report.flags = [flag for flag in report.flags if not local_noise(flag)]
+    dependency_first(report, builds_on(suite))
     return report
+
+
+def builds_on(suite: Path) -> dict[str, dict[str, list[str] | str]]:
+    """``{exercise: {module it runs on: its checks that do (a list of test names, or "all")}}`` from
+    the public rubric's ``builds_on`` tables: here a module is checked with the student's own
+    dependency (the template has no reference solutions to run it on)."""
+    exercises = tomllib.loads((suite / "rubric.toml").read_text()).get("exercises", {})
+    return {name: dict(spec.get("builds_on", {})) for name, spec in exercises.items() if spec.get("builds_on")}
+
+
+def dependency_first(report: Report, dependencies: dict[str, dict]) -> None:
+    """Where a module's failing checks ran on a dependency that fails its own checks, say to fix that
+    module first (the first one down the chain that fails), not what the dependency's mistake looks
+    like in this module: those checks' messages say so, their hints and the module's diagnosis go."""
+    by_name = {exercise.name: exercise for exercise in report.exercises}
+
+    def fails(name: str) -> bool:
+        return name in by_name and any(t.status != "passed" for t in by_name[name].tests)
+
+    def first_to_fix(name: str, trail: tuple[str, ...] = ()) -> str | None:
+        for deeper in dependencies.get(name, {}):
+            if deeper not in trail and (found := first_to_fix(deeper, trail + (name,))):
+                return found
+        return name if fails(name) else None
+
+    for exercise in report.exercises:
+        if exercise.message == "not attempted yet":  # the module itself is still the template's stub
+            continue
+        for dependency, tests in dependencies.get(exercise.name, {}).items():
+            first = first_to_fix(dependency)
+            affected = [t for t in exercise.tests if t.status != "passed"
+                        and (tests == "all" or t.name.split("[")[0] in tests)]
+            if first is None or not affected:
+                continue
+            why = f"fix {first}.py first: this check runs on your {first}.py, which fails its own checks"
+            for test in affected:
+                test.message = f"{why} ({test.message})" if test.message else why
+                if test.feedback is not None:
+                    test.feedback.hint = ""
+            exercise.message = (f"fix {first}.py first: {exercise.name}.py is checked with your {first}.py, "
+                                f"which fails its own checks")
+            exercise.diagnosis = None
+            break

@@ -1,4 +1,5 @@
-"""Public tests for section 3.6 (multi-head attention) and Exercises 3.2 and 3.3.
+"""Public tests for section 3.6 (multi-head attention) and Exercises 3.2 and 3.3: the book's values,
+then other sizes, fewer tokens than context_length, dropout, the mask buffer and gradients.
 
 Here MultiHeadAttentionWrapper runs on YOUR CausalAttention from causal.py; on GitHub it is
 graded with the reference CausalAttention, so a mistake in causal.py costs points only once.
@@ -6,7 +7,9 @@ graded with the reference CausalAttention, so a mistake in causal.py costs point
 
 import pytest
 
-from book_values import BATCH, EXERCISE_3_2, GPT2_PARAMETERS, MHA_SEED_123, WRAPPER_ROW_1
+from book_values import BATCH, EXERCISE_3_2, GPT2_PARAMETERS, MHA_SEED_123, WRAPPER_ROW_1, random_inputs
+from dropout_behaviour import check_dropout
+from grader.public_reference import same
 from grader.suite.comparisons import close, require
 
 
@@ -42,3 +45,71 @@ def test_exercise_3_3_parameters(probed):
     require(probed == GPT2_PARAMETERS, f"exercise_3_3_gpt2_attention() has {probed} parameters, expected {GPT2_PARAMETERS:,}",
             what="sum(p.numel() for p in exercise_3_3_gpt2_attention().parameters())",
             hint="d_in = d_out = 768, context_length 1024, 12 heads, dropout 0.0.")
+
+
+# Inputs no book printed; the expected results are the reference's (catalog.json).
+X_SHORT = random_inputs(61, 2, 5, 4)  # 5 tokens for context_length 8
+X_THREE, X_SEVEN = random_inputs(62, 2, 3, 4), random_inputs(63, 2, 7, 4)
+X_DROP = random_inputs(64, 2, 6, 4)
+X_GRAD = random_inputs(65, 2, 5, 4)
+DROPOUT_P = 0.3  # not the book's 0.5, nor GPT-2's 0.1
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("output", cls="MultiHeadAttentionWrapper", seed=4, args=[4, 3, 8, 0.0],
+                   kwargs={"num_heads": 3, "qkv_bias": True}, x=X_SHORT)
+def test_wrapper_other_sizes(probed, reference):
+    same(probed, reference, what="torch.manual_seed(4); MultiHeadAttentionWrapper(4, 3, 8, 0.0, num_heads=3, "
+                                 "qkv_bias=True)(x), x of 5 tokens (2, 5, 4)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("wrapper_heads", seed=3, args=[4, 3, 7, 0.25], kwargs={"num_heads": 3})
+def test_wrapper_registers_its_heads(probed, reference):
+    same(probed, reference, what="MultiHeadAttentionWrapper(4, 3, 7, 0.25, num_heads=3): the number of its "
+                                 "parameters, and whether model.eval() reaches every head (nn.ModuleList)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("output", cls="MultiHeadAttention", seed=21, args=[4, 6, 8, 0.0],
+                   kwargs={"num_heads": 2, "qkv_bias": True}, x=X_SHORT)
+def test_multi_head_attention_other_sizes(probed, reference):
+    same(probed, reference, what="torch.manual_seed(21); MultiHeadAttention(4, 6, 8, 0.0, num_heads=2, "
+                                 "qkv_bias=True)(x): 2 heads of 3 features, x of 5 tokens (2, 5, 4)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("outputs", cls="MultiHeadAttention", seed=22, args=[4, 4, 8, 0.0, 2], xs=[X_THREE, X_SEVEN])
+def test_multi_head_attention_shorter_then_longer(probed, reference):
+    same(probed, reference, what="torch.manual_seed(22); m = MultiHeadAttention(4, 4, 8, 0.0, 2); m(x of 3 tokens), "
+                                 "then m(x of 7 tokens)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("output", cls="MultiHeadAttention", seed=24, args=[4, 6, 6, 0.5], kwargs={"num_heads": 2}, x=X_DROP)
+def test_multi_head_attention_eval_mode(probed, reference):
+    same(probed, reference, what="torch.manual_seed(24); MultiHeadAttention(4, 6, 6, 0.5, num_heads=2) in eval mode, "
+                                 "applied to x (2, 6, 4): no dropout")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("dropout", seed=25, n=5, p=DROPOUT_P)
+def test_multi_head_attention_dropout(probed, reference):
+    check_dropout(probed, reference["eval"], n=5, p=DROPOUT_P, pairs=[(0, 1), (2, 3)],
+                  what=f"MultiHeadAttention(5, 20, 5, {DROPOUT_P}, 2) with values [I | I] per head and out_proj "
+                       "the identity, applied to the identity in eval mode, then in training mode")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("structure", cls="MultiHeadAttention", args=[4, 6, 5, 0.0, 3])
+def test_multi_head_attention_mask_is_a_buffer(probed, reference):
+    same(probed, reference, what="MultiHeadAttention(4, 6, 5, 0.0, 3): the names of its buffers and state_dict entries")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("gradients", cls="MultiHeadAttention", seed=26, args=[4, 6, 5, 0.5, 2], kwargs={"qkv_bias": True},
+                   x=X_GRAD, train_seed=2)
+def test_multi_head_attention_gradients(probed, reference):
+    same(probed, reference, what="torch.manual_seed(26); MultiHeadAttention(4, 6, 5, 0.5, 2, qkv_bias=True): one "
+                                 "forward and backward pass in training mode, then the gradients of a weighted sum "
+                                 "of the output in eval mode")

@@ -1,11 +1,15 @@
-"""Public tests for section 3.3 (attention without trainable weights): the book's values."""
+"""Public tests for section 3.3 (attention without trainable weights): the book's values, then the
+same functions on inputs no book printed (the reference's results, from catalog.json)."""
 
 import pytest
+import torch
 
 from book_values import (
     ALL_CONTEXT, ALL_SCORES_ROW_1, ALL_WEIGHTS_ROW_1, CONTEXT_2, INPUTS, NAIVE_WEIGHTS_2, SCORES_2,
-    SOFTMAX_WEIGHTS_2,
+    SOFTMAX_WEIGHTS_2, random_inputs,
 )
+
+from grader.public_reference import same
 from grader.suite.comparisons import close, require
 from grader.suite.plugin import calls
 
@@ -43,3 +47,31 @@ def test_textbook_row_1(probed, row_1, function):
     require(getattr(probed, "shape", None) == (6, 6), f"{function}(inputs) should have shape (6, 6)",
             what=f"{function}(inputs)", expected="shape (6, 6)", actual=str(getattr(probed, "shape", type(probed))))
     close(probed[0], row_1, what=f"row 1 of {function}(inputs)")
+
+
+# Inputs no book printed (5 tokens of 4 features, seeded); the expected results are the reference's,
+# from catalog.json. A 2-D softmax_naive normalises each column (dimension 0), as the book's does.
+X_OTHER = random_inputs(41, 5, 4)
+S_OTHER = 3 * random_inputs(42, 5) - 1
+W_OTHER = torch.softmax(S_OTHER, dim=0)
+OTHER_CASES = [
+    pytest.param("attention_scores(x, x[3]) for x of shape (5, 4)", marks=calls("attention_scores", X_OTHER, X_OTHER[3]),
+                 id="attention_scores"),
+    pytest.param("normalize_naive(scores) for 5 scores", marks=calls("normalize_naive", S_OTHER), id="normalize_naive"),
+    pytest.param("softmax_naive(x) for x of shape (5, 4) (a matrix)", marks=calls("softmax_naive", X_OTHER),
+                 id="softmax_naive_matrix"),
+    pytest.param("context_vector(x, weights) for x of shape (5, 4)", marks=calls("context_vector", X_OTHER, W_OTHER),
+                 id="context_vector"),
+    pytest.param("all_attention_scores(x) for x of shape (5, 4)", marks=calls("all_attention_scores", X_OTHER),
+                 id="all_attention_scores"),
+    pytest.param("all_attention_weights(x) for x of shape (5, 4)", marks=calls("all_attention_weights", X_OTHER),
+                 id="all_attention_weights"),
+    pytest.param("all_context_vectors(x) for x of shape (5, 4)", marks=calls("all_context_vectors", X_OTHER),
+                 id="all_context_vectors"),
+]
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("what", OTHER_CASES)
+def test_other_inputs(probed, reference, what):
+    same(probed, reference, what=what, grid=True)

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from book_values import SCORES, VALID_LENS
+from book_values import SCORES, VALID_LENS, generated
+from grader.public_reference import same
 from grader.suite.comparisons import close, require
 from grader.suite.plugin import calls
 
@@ -23,3 +24,25 @@ def test_masked_softmax_book_example(probed):
     close(probed[0, :, 2:], torch.zeros(2, 2), what="item 0, positions 2 and 3 (beyond valid length 2)")
     close(probed[1, :, 3:], torch.zeros(2, 1), what="item 1, position 3 (beyond valid length 3)")
     close(probed.sum(dim=-1), torch.ones(2, 2), what="the sum of every row of weights")
+
+
+# Inputs no book printed; the expected results are the reference's (catalog.json).
+X_OTHER = 2 * generated(11, 2, 3, 5) - 1
+LENS_2D = torch.tensor([[1, 3, 5], [2, 4, 1]])
+OTHER_CASES = [
+    pytest.param("sequence_mask(X, torch.tensor([1, 2]), -1.0) (writes the value given)",
+                 marks=calls("sequence_mask", torch.tensor([[1.0, 2, 3], [4, 5, 6]]), torch.tensor([1, 2]), -1.0),
+                 id="sequence_mask_value"),
+    pytest.param("masked_softmax(X of shape (2, 3, 5), None) (no masking)", marks=calls("masked_softmax", X_OTHER, None),
+                 id="no_valid_lens"),
+    pytest.param("masked_softmax(X of shape (2, 3, 5), torch.tensor([4, 2]))",
+                 marks=calls("masked_softmax", X_OTHER, torch.tensor([4, 2])), id="valid_lens_1d"),
+    pytest.param("masked_softmax(X of shape (2, 3, 5), valid_lens [[1, 3, 5], [2, 4, 1]]) (one length per query)",
+                 marks=calls("masked_softmax", X_OTHER, LENS_2D), id="valid_lens_2d"),
+]
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("what", OTHER_CASES)
+def test_other_inputs(probed, reference, what):
+    same(probed, reference, what=what, grid=True)

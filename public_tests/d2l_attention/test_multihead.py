@@ -5,8 +5,10 @@ graded with the reference one, so a mistake in scoring.py costs points only once
 """
 
 import pytest
+import torch
 
-from book_values import MHA_KEYS, MHA_QUERIES, MHA_VALID_LENS
+from book_values import MHA_KEYS, MHA_QUERIES, MHA_VALID_LENS, generated
+from grader.public_reference import same
 from grader.suite.comparisons import close, require
 
 
@@ -25,3 +27,23 @@ def test_multi_head_attention_book_shape(probed):
     require(getattr(probed, "shape", None) == (2, 4, 100), "the output should have shape (2, 4, 100)",
             what="MultiHeadAttention(100, 100, 100, 100, 5, 0.5) in eval mode", expected="shape (2, 4, 100)",
             actual=str(getattr(probed, "shape", type(probed))))
+
+
+# Other sizes and values (the reference's results, from catalog.json).
+X_SPLIT = generated(41, 2, 4, 6)
+Q, K, V = generated(42, 2, 4, 5), generated(43, 2, 6, 6), generated(44, 2, 6, 7)
+LENS = torch.tensor([2, 5])
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("round_trip", x=X_SPLIT, num_heads=3)
+def test_transpose_qkv_values(probed, reference):
+    same(probed, reference, what="transpose_qkv(X of shape (2, 4, 6), 3) and transpose_output of that")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("attend", args=[6, 5, 7, 12, 3, 0.5], seed=7, queries=Q, keys=K, values=V, valid_lens=LENS)
+def test_multi_head_attention_other_sizes(probed, reference):
+    same(probed, reference, what="torch.manual_seed(7); MultiHeadAttention(key_size=6, query_size=5, value_size=7, "
+                                 "num_hiddens=12, num_heads=3, dropout=0.5) in eval mode on queries (2, 4, 5), keys "
+                                 "(2, 6, 6), values (2, 6, 7), valid_lens [2, 5]")

@@ -1,10 +1,13 @@
-"""Public test for the positional encoding: the table's shape and its first entries."""
+"""Public tests for the positional encoding: the table's shape and first entries, then the whole
+table and the forward pass (the reference's results, from catalog.json)."""
 
 import math
 
 import pytest
 import torch
 
+from book_values import generated
+from grader.public_reference import same
 from grader.suite.comparisons import close, require
 
 
@@ -16,3 +19,26 @@ def test_table_shape_and_first_entries(probed):
             actual=str(getattr(probed, "shape", type(probed))))
     close(probed[0, 0, :4], torch.tensor([0.0, 1.0, 0.0, 1.0]), what="P[0, 0, :4] (position 0: sin 0, cos 0, ...)")
     close(probed[0, 1, :2], torch.tensor([math.sin(1.0), math.cos(1.0)]), what="P[0, 1, :2] (position 1, j = 0)")
+
+
+# Beyond position 0 and 1: the whole table and the forward pass (the reference's, from catalog.json).
+X_EMBEDDED = generated(31, 3, 5, 8)  # 3 sequences of 5 steps, 8 features: the batch is not the number of steps
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("table", num_hiddens=32, max_len=60)
+def test_whole_table(probed, reference):
+    same(probed, reference, what="PositionalEncoding(32, 0, max_len=60).P, every position and every column")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("encode", num_hiddens=8, max_len=20, X=X_EMBEDDED)
+def test_forward_eval_mode(probed, reference):
+    same(probed, reference, what="PositionalEncoding(8, 0.5, max_len=20) in eval mode on X of shape (3, 5, 8)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("encode", num_hiddens=8, max_len=20, X=X_EMBEDDED, train=True)
+def test_forward_training_mode(probed, reference):
+    same(probed, reference, what="PositionalEncoding(8, 0.5, max_len=20) in training mode on X of shape (3, 5, 8), "
+                                 "forward right after torch.manual_seed(1) (dropout acts on X + P)")

@@ -7,7 +7,8 @@ with the reference one, so a mistake in scoring.py costs points only once.
 import pytest
 import torch
 
-from book_values import SEQ2SEQ_X
+from book_values import SEQ2SEQ_X, generated
+from grader.public_reference import same
 from grader.suite.comparisons import require
 
 LENS = torch.tensor([7, 3, 5, 1])
@@ -45,3 +46,31 @@ def test_attention_weights_per_step(probed):
 def test_bleu_exact_match_and_no_overlap(probed):
     require([round(s, 6) if type(s) in (int, float) else s for s in probed] == [1.0, 0.0], "bleu should give 1 for an exact match, 0 without overlap",
             what="bleu('a b c d', 'a b c d', 2) and bleu('a b', 'c d', 2)", expected="[1.0, 0.0]", actual=repr(probed)[:80])
+
+
+# Values, not only shapes (the reference's results, from catalog.json): teacher forcing on other tokens.
+TOKENS = generated(51, 3, 5).mul(10).long()  # (3, 5) tokens of a vocabulary of 10
+TOKEN_LENS = torch.tensor([5, 2, 4])
+SEEDED = "torch.manual_seed(3); Seq2SeqEncoder(10, 8, 16, 2), Seq2SeqAttentionDecoder(10, 8, 16, 2) in eval mode"
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("teacher_forced", seed=3, X=TOKENS, enc_valid_lens=TOKEN_LENS)
+def test_teacher_forced_values(probed, reference):
+    same(probed, reference, what=f"{SEEDED}; decoder(X, decoder.init_state(encoder(X), [5, 2, 4])), X of shape (3, 5): "
+                                 "the output, the new state's hidden state and valid lengths, and the attention weights")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("teacher_forced", seed=3, X=TOKENS, enc_valid_lens=TOKEN_LENS, calls=2)
+def test_second_call(probed, reference):
+    same(probed, reference, what=f"{SEEDED}; the decoder called twice from the same state: the second call's output, "
+                                 "hidden state and attention weights (one per step of that call)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("scores", cases=[["a a a b", "a b c d", 2], ["a b c", "a b c d e f", 2], ["a b c d e f", "a b c", 2],
+                                    ["the cat the cat sat", "the cat sat on the mat", 3]])
+def test_bleu_repeated_ngrams_and_lengths(probed, reference):
+    same(probed, reference, what="bleu(pred, label, k) for ('a a a b', 'a b c d', 2), ('a b c', 'a b c d e f', 2), "
+                                 "('a b c d e f', 'a b c', 2), ('the cat the cat sat', 'the cat sat on the mat', 3)")

@@ -1,12 +1,51 @@
-"""Public probes for mha.py (run in the sandbox: inputs only, no expected value)."""
+"""Public probes for mha.py (run in the sandbox: inputs only, no expected value).
+
+The probes shared with causal.py (forward passes, dropout, structure, gradients) are causal's,
+by class name.
+"""
+
+from torch import nn
 
 from grader.sandbox import probing
+
+_causal = probing.sibling(__file__, "causal")
 
 
 def output(student, cls, seed, args, kwargs, x):
     """``cls(*args, **kwargs)`` built right after ``torch.manual_seed(seed)``, in eval mode, applied to ``x``."""
     module = probing.build(student, cls, *args, seed=seed, train=False, kwargs=kwargs)
     return probing.traced(module, x)
+
+
+def outputs(student, cls, seed, args, xs):
+    """One module (eval mode) applied to each input of ``xs`` in turn."""
+    return _causal.outputs(student, seed, args, xs, name=cls)
+
+
+def dropout(student, seed, n, p):
+    """Dropout seen by its behaviour in MultiHeadAttention(n, 4n, n, p, 2) (see probes/causal.py)."""
+    return _causal.dropout(student, seed, n, p, name="MultiHeadAttention", args=[n, 4 * n, n, p, 2])
+
+
+def structure(student, cls, args):
+    """The names of the module's buffers and state_dict entries."""
+    return _causal.structure(student, args, name=cls)
+
+
+def gradients(student, cls, seed, args, x, kwargs=None, train_seed=None):
+    """The gradient of every parameter, after a training-mode pass (see probes/causal.py)."""
+    return _causal.gradients(student, seed, args, x, kwargs, name=cls, train_seed=train_seed)
+
+
+def wrapper_heads(student, seed, args, kwargs):
+    """How the wrapper keeps its heads: as registered submodules (parameters seen, eval reaching them)."""
+    module = probing.build(student, "MultiHeadAttentionWrapper", *args, seed=seed, kwargs=kwargs)
+    probing.call(module.eval)
+    with probing.student_code():
+        heads = getattr(module, "heads", None)
+        listed = list(heads) if isinstance(heads, (list, tuple, nn.ModuleList)) else []
+        return {"parameters": int(sum(p.numel() for p in module.parameters())),
+                "heads_in_eval_mode": [not h.training for h in listed if isinstance(h, nn.Module)]}
 
 
 def exercise_3_2(student, seed, x):

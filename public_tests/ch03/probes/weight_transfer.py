@@ -25,3 +25,26 @@ def transfer(student, seed, d_in, d_out):
     mine = {name: probing.attribute(v1, name) for name in NAMES}
     return {"v1": {name: value.detach().clone() if isinstance(value, torch.Tensor) else None for name, value in mine.items()},
             "v2": given}
+
+
+def effects(student, seed, d_in, d_out):
+    """What the copy leaves behind: whether sa_v1 keeps its own Parameter objects, and sa_v2's
+    parameters (names and weights) afterwards with those before."""
+    probing.seed(seed)
+    v2, v1 = nn.Module(), nn.Module()
+    for name in NAMES:
+        setattr(v2, name, nn.Linear(d_in, d_out, bias=False))
+    for name in NAMES:
+        setattr(v1, name, nn.Parameter(torch.rand(d_in, d_out)))
+    before = {name: getattr(v1, name) for name in NAMES}
+    v2_before = {name: getattr(v2, name).weight.detach().clone() for name in NAMES}
+    probing.call(probing.part(student, "copy_v2_weights_into_v1", "function"), v1, v2)
+    with probing.student_code():
+        after = {name: getattr(v2, name, None) for name in NAMES}
+        return {
+            "v1_kept": {name: getattr(v1, name, None) is before[name] for name in NAMES},
+            "v2_names": sorted(name for name, _ in v2.named_parameters()),
+            "v2_unchanged": {name: isinstance(getattr(after[name], "weight", None), torch.Tensor)
+                             and tuple(after[name].weight.shape) == tuple(v2_before[name].shape)
+                             and bool(torch.equal(after[name].weight.detach(), v2_before[name])) for name in NAMES},
+        }

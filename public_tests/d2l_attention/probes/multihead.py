@@ -13,3 +13,9 @@ def output(student, queries, keys, valid_lens):
     """The book's ``MultiHeadAttention(100, 100, 100, 100, 5, 0.5)`` in eval mode."""
     module = probing.build(student, "MultiHeadAttention", 100, 100, 100, 100, 5, 0.5, seed=0, train=False)
     return probing.traced(module, queries, keys, keys, valid_lens)
+
+
+def attend(student, args, seed, queries, keys, values, valid_lens):
+    """``MultiHeadAttention(*args)`` built right after ``torch.manual_seed(seed)``, in eval mode."""
+    module = probing.build(student, "MultiHeadAttention", *args, seed=seed, train=False)
+    return probing.traced(module, queries, keys, values, valid_lens)

@@ -13,3 +13,13 @@ def table(student, num_hiddens, max_len):
     if not isinstance(P, torch.Tensor):
         raise ProbeError("PositionalEncoding should keep its table in self.P")
     return P
+
+
+def encode(student, num_hiddens, max_len, X, train=False):
+    """``PositionalEncoding(num_hiddens, 0.5, max_len)(X)`` in eval mode (or in training mode, right
+    after ``torch.manual_seed(1)``), with its steps."""
+    module = probing.build(student, "PositionalEncoding", num_hiddens, 0.5, seed=0, train=train,
+                           kwargs={"max_len": max_len})
+    if train:
+        probing.seed(1)
+    return probing.traced(module, X)

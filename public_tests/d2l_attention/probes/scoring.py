@@ -13,3 +13,25 @@ def pool(student, cls, init, queries, keys, values, valid_lens):
     if weights is None:
         raise ProbeError(f"{cls} should keep its attention weights in self.attention_weights")
     return probing.with_steps({"output": output, "weights": weights}, recorder)
+
+
+def attend(student, cls, init, seed, queries, keys, values, valid_lens=None, train=False, before=None):
+    """``cls(**init)`` built right after ``torch.manual_seed(seed)``, in eval (or training) mode: its output
+    and the attention weights it keeps. Without ``valid_lens`` the call leaves it out (its default, None).
+    With ``before`` (queries, keys, values, valid_lens) a first call comes before: the weights kept must
+    be the last call's. In training mode the forward call comes right after ``torch.manual_seed(seed + 1)``."""
+    module = probing.build(student, cls, seed=seed, train=train, kwargs=init)
+
+    def run(q, k, v, lens):
+        return probing.call(module, q, k, v) if lens is None else probing.call(module, q, k, v, lens)
+
+    if before is not None:
+        run(*before)
+    if train:
+        probing.seed(seed + 1)
+    with probing.recorded_if_sent(module) as recorder:
+        output = module(queries, keys, values) if valid_lens is None else module(queries, keys, values, valid_lens)
+    weights = probing.attribute(module, "attention_weights")
+    if weights is None:
+        raise ProbeError(f"{cls} should keep its attention weights in self.attention_weights")
+    return probing.with_steps({"output": output, "weights": weights}, recorder)

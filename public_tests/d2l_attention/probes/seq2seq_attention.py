@@ -25,3 +25,26 @@ def scores(student, cases):
     """``bleu(pred, label, k)`` for every case."""
     bleu = probing.part(student, "bleu", "function")
     return [probing.call(bleu, pred, label, k) for pred, label, k in cases]
+
+
+def teacher_forced(student, seed, X, enc_valid_lens, calls=1):
+    """``Seq2SeqEncoder(10, 8, 16, 2)`` and ``Seq2SeqAttentionDecoder(10, 8, 16, 2)`` built one after the
+    other right after ``torch.manual_seed(seed)``, in eval mode; the decoder's forward on the target
+    tokens ``X`` (teacher forcing), ``calls`` times from the same state: the last call's output, the
+    state it returns and the attention weights kept."""
+    probing.seed(seed)
+    encoder = probing.build(student, "Seq2SeqEncoder", 10, 8, 16, 2, train=False)
+    decoder = probing.build(student, "Seq2SeqAttentionDecoder", 10, 8, 16, 2, train=False)
+    state = probing.call(decoder.init_state, probing.call(encoder, X), enc_valid_lens)
+    for _ in range(calls):
+        result = probing.call(decoder, X, state)
+        if type(result) not in (list, tuple) or len(result) != 2 or type(result[1]) not in (list, tuple):
+            raise ProbeError("forward should return a pair (outputs, state), the state a list")
+    output, new_state = result
+    weights = probing.attribute(decoder, "attention_weights")
+    if type(weights) not in (list, tuple):
+        raise ProbeError("attention_weights should be a list with one tensor per decoding step")
+    return {"output": probing.tensor(output, "the decoder's output"),
+            "hidden_state": probing.tensor(new_state[1], "state[1], the hidden state") if len(new_state) > 1 else None,
+            "valid_lens_in_state": probing.tensor_or_none(new_state[2]) if len(new_state) > 2 else None,
+            "weights": [probing.tensor(w, "an attention weight") for w in weights]}
