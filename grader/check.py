@@ -83,9 +83,10 @@ def check(root: Path, assignment: str, settings: Settings, sandbox) -> Report:
     from grader.grade import grade
 
     settings = dataclasses.replace(settings, suite_dir=existing_public_suite(settings, assignment))
-    report = grade(root, Assignment.resolve(assignment, settings), settings, sandbox, known=unchanged_template_files(root))
+    public = Assignment.resolve(assignment, settings)
+    report = grade(root, public, settings, sandbox, known=unchanged_template_files(root))
     report.flags = [flag for flag in report.flags if not local_noise(flag)]
-    dependency_first(report, builds_on(suite))
+    dependency_first(report, builds_on(public.suite))
     return report
 
 

@@ -8,7 +8,7 @@ import torch
 
 from book_values import BATCH, CAUSAL_SEED_123, CAUSAL_WEIGHTS, V2_SCORES_789, V2_WEIGHTS_789, random_inputs
 from dropout_behaviour import check_dropout
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close
 from grader.suite.plugin import calls
 

@@ -9,7 +9,7 @@ import pytest
 
 from book_values import BATCH, EXERCISE_3_2, GPT2_PARAMETERS, MHA_SEED_123, WRAPPER_ROW_1, random_inputs
 from dropout_behaviour import check_dropout
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
 
 

@@ -4,7 +4,7 @@ sizes and seeds (the reference's results, from catalog.json)."""
 import pytest
 
 from book_values import INPUTS, V1_SEED_123, random_inputs
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close
 
 X_OTHER = random_inputs(44, 5, 4)

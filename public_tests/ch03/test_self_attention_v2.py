@@ -4,7 +4,7 @@ seeds and qkv_bias=True (the reference's results, from catalog.json)."""
 import pytest
 
 from book_values import INPUTS, V2_SEED_789, random_inputs
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close
 
 X_OTHER = random_inputs(45, 5, 4)

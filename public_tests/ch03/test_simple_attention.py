@@ -9,7 +9,7 @@ from book_values import (
     SOFTMAX_WEIGHTS_2, random_inputs,
 )
 
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
 from grader.suite.plugin import calls
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from book_values import SCORES, VALID_LENS, generated
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
 from grader.suite.plugin import calls
 

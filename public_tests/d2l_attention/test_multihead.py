@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from book_values import MHA_KEYS, MHA_QUERIES, MHA_VALID_LENS, generated
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from book_values import generated
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
 
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from book_values import ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, SCORING_VALID_LENS, VALUES, generated
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import close
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from book_values import SEQ2SEQ_X, generated
-from grader.public_reference import same
+from grader.suite.public_reference import same
 from grader.suite.comparisons import require
 
 LENS = torch.tensor([7, 3, 5, 1])

@@ -4,7 +4,7 @@ A student's template has no reference solutions, so a public test whose expected
 one of the book's takes the fixture ``reference``: what the reference solution gave on the test's
 own probe (the same probe name and arguments), read from the suite's precomputed
 ``catalog.json`` (:mod:`grader.diagnosis.public_catalog`; values only, no code ships). A suite
-makes the fixture available with ``from grader.public_reference import reference`` in its
+makes the fixture available with ``from grader.suite.public_reference import reference`` in its
 ``conftest.py``; :func:`same` compares a probe's whole result with it, naming the part that
 differs.
 """
