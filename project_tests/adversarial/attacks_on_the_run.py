@@ -158,4 +158,15 @@ ctypes.CDLL(None).inotify_init1(0)
 import mmap
 mmap.mmap(os.open(os.path.join("@STDLIB@", "antigravity.py"), os.O_RDONLY), 0, prot=mmap.PROT_READ)
 '''), words="does not allow"),
+    # Open files are few (RLIMIT_NOFILE): a module that opens all it can is stopped after a few dozen.
+    hostile("open_every_file", "refusing to finish", at_import('''
+opened = 0
+try:
+    while opened < 100_000:
+        os.open("/dev/null", os.O_RDONLY)
+        opened += 1
+except OSError as exc:
+    raise RuntimeError(f"open files capped after {opened}: {exc.strerror}" if opened < 200 else f"opened {opened} files")
+raise RuntimeError(f"opened {opened} files")
+'''), words="open files capped after"),
 ]
