@@ -129,7 +129,8 @@ def _show_step(diagnosis: Diagnosis, localized: list, folder: Path | None) -> No
     else:
         diagnosis.expected = fmt(found.expected)
         departs = shape_departure(reference_steps, steps) if found.stage != OUTPUT else None
-        diagnosis.actual = "no step of your code gives this shape"
+        same_shape = any(tuple(step[1].shape) == tuple(found.expected.shape) for step in steps)
+        diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
         if departs is not None:
             diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder)
