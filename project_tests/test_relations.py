@@ -114,3 +114,14 @@ def test_another_layers_step_is_not_yours_nor_a_step_applied_twice():
     assert found.step is None or student[0][found.step][0] == "W_query"  # never the keys' line
     if found.actual is not None:
         assert "twice" not in relation(found, found.actual) and "missing" not in relation(found, found.actual)
+
+
+def test_a_line_is_shown_only_in_the_diagnosed_modules_own_file(tmp_path):
+    from grader.diagnosis.diagnose import line_at
+
+    (tmp_path / "scoring.py").write_text("import torch\nscores = q @ k\n")
+    (tmp_path / "masked_softmax.py").write_text("import torch\nreturn softmax(x)\n")
+    assert line_at(["scoring.py", 2], tmp_path, "scoring") == ("scoring.py, line 2", "scores = q @ k")
+    # A step the diagnosed module made through the student's own helper module is not its line.
+    assert line_at(["masked_softmax.py", 2], tmp_path, "scoring") == ("", "")
+    assert line_at(["../scoring.py", 2], tmp_path, "scoring") == ("", "")
