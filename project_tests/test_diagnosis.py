@@ -78,3 +78,14 @@ def test_a_cut_graph_hint_is_given_only_when_the_other_gradients_are_the_referen
         with pytest.raises(Mismatch, match="no gradient reached W_value") as failed:
             check_every_gradient(probed, expected, what="gradients", layers="")
         assert (".detach()" in failed.value.feedback.hint) is hinted
+
+
+def test_the_job_summary_shows_each_failing_checks_message_under_the_diagnosis():
+    from grader.model import Diagnosis, ExerciseResult, TestResult
+    from grader.reports.summary import exercise_feedback, md
+
+    failing = TestResult("test_qkv_bias", "failed", 0, 1, message="self.W_query has no bias although qkv_bias=True")
+    exercise = ExerciseResult("self_attention_v2", 0, 1, tests=[failing],
+                              diagnosis=Diagnosis(stage="the queries", expected="1", actual="2"))
+    text = "\n".join(exercise_feedback(exercise))
+    assert "the queries" in text and md("self.W_query has no bias although qkv_bias=True") in text
