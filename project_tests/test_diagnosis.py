@@ -58,3 +58,34 @@ def test_correct_code_in_any_style_keeps_every_point(graded):
             for report, stem, description, _, correct in graded
             if correct and exercise(report, stem)["score"] < exercise(report, stem)["max_score"]]
     assert lost == []
+
+
+def test_a_cut_graph_hint_is_given_only_when_the_other_gradients_are_the_references(monkeypatch):
+    """"No gradient reached W_value" has many causes (the weights returned, another matrix used);
+    ".detach() or .data" is named only when every other parameter got the reference's gradient."""
+    import torch
+
+    from grader.suite.comparisons import Mismatch
+    from project_tests.helpers import ROOT
+
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "ch03"))
+    from behaviour import check_every_gradient
+
+    expected = {"W_query": torch.ones(2, 3), "W_key": torch.full((2, 3), 2.0), "W_value": torch.full((2, 3), 3.0)}
+    for others_right, hinted in ((True, True), (False, False)):
+        probed = {"W_query": torch.ones(2, 3) * (1 if others_right else 5), "W_key": torch.full((2, 3), 2.0),
+                  "W_value": None}
+        with pytest.raises(Mismatch, match="no gradient reached W_value") as failed:
+            check_every_gradient(probed, expected, what="gradients", layers="")
+        assert (".detach()" in failed.value.feedback.hint) is hinted
+
+
+def test_the_job_summary_shows_each_failing_checks_message_under_the_diagnosis():
+    from grader.model import Diagnosis, ExerciseResult, TestResult
+    from grader.reports.summary import exercise_feedback, md
+
+    failing = TestResult("test_qkv_bias", "failed", 0, 1, message="self.W_query has no bias although qkv_bias=True")
+    exercise = ExerciseResult("self_attention_v2", 0, 1, tests=[failing],
+                              diagnosis=Diagnosis(stage="the queries", expected="1", actual="2"))
+    text = "\n".join(exercise_feedback(exercise))
+    assert "the queries" in text and md("self.W_query has no bias although qkv_bias=True") in text

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.diagnose import parse_shapes
-from grader.diagnosis.localize import Localization, shape_departure
+from grader.diagnosis.localize import Localization, first_difference, shape_departure
 from grader.diagnosis.relations import relation
 from grader.sandbox import probing, trace
 
@@ -77,3 +77,51 @@ def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
     reference = [["squeeze", torch.zeros(1, 3, 4)], ["matmul", torch.zeros(1, 3, 2)]]
     assert shape_departure(reference, shapes) == 0
     assert shape_departure(reference, [["view", [7], ["mine.py", 2]]]) is None  # a kind the reference never takes
+
+
+def _causal_steps(change=None):
+    """Steps and output of the reference CausalAttention (optionally with one text change): it
+    computes the keys before the queries, as the book does."""
+    from grader.diagnosis import catalog
+    from grader.sandbox.trace import traced
+    from project_tests.helpers import ROOT, solution_sources
+
+    source = solution_sources("ch03")["causal"]
+    if change:
+        assert change[0] in source
+        source = source.replace(*change)
+    module = catalog.load_source("causal", source, ROOT / "solutions" / "ch03" / "causal.py")
+    torch.manual_seed(3)
+    attention = module.CausalAttention(3, 4, 6, 0.0).eval()
+    result = traced(attention, torch.rand(2, 5, 3, generator=torch.Generator().manual_seed(1)), module=attention)
+    return result["steps"], result["$traced"]
+
+
+def test_yours_is_the_students_step_of_the_same_layer_even_when_made_before():
+    reference = _causal_steps()
+    student = _causal_steps(("self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)",
+                             "self.W_key = nn.Linear(d_in, d_out, bias=True)"))
+    found = first_difference(*reference, *student)
+    assert found.stage.startswith("keys") and found.step is not None
+    assert student[0][found.step][0] == "W_key"  # not the values, made after the queries that match
+
+
+def test_another_layers_step_is_not_yours_nor_a_step_applied_twice():
+    reference = _causal_steps()
+    student = _causal_steps(("queries = self.W_query(x)", "queries = self.W_key(x)"))
+    found = first_difference(*reference, *student)
+    assert found.stage.startswith("queries")
+    assert found.step is None or student[0][found.step][0] == "W_query"  # never the keys' line
+    if found.actual is not None:
+        assert "twice" not in relation(found, found.actual) and "missing" not in relation(found, found.actual)
+
+
+def test_a_line_is_shown_only_in_the_diagnosed_modules_own_file(tmp_path):
+    from grader.diagnosis.diagnose import line_at
+
+    (tmp_path / "scoring.py").write_text("import torch\nscores = q @ k\n")
+    (tmp_path / "masked_softmax.py").write_text("import torch\nreturn softmax(x)\n")
+    assert line_at(["scoring.py", 2], tmp_path, "scoring") == ("scoring.py, line 2", "scores = q @ k")
+    # A step the diagnosed module made through the student's own helper module is not its line.
+    assert line_at(["masked_softmax.py", 2], tmp_path, "scoring") == ("", "")
+    assert line_at(["../scoring.py", 2], tmp_path, "scoring") == ("", "")

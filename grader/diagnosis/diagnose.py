@@ -65,10 +65,13 @@ def _where_of(value) -> list:
     return ["", 0]
 
 
-def line_at(where: list, folder: Path | None) -> tuple[str, str]:
-    """``("causal.py, line 42", that line's code)`` for a step's ``[file, line]``; ("", "") if unknown."""
+def line_at(where: list, folder: Path | None, stem: str) -> tuple[str, str]:
+    """``("causal.py, line 42", that line's code)`` for a step's ``[file, line]``; ("", "") if unknown
+    or in another file than the diagnosed module's own (``stem``.py): a step made in a helper module
+    the student's code calls (their own ``causal.py`` or ``masked_softmax.py``) is that module's,
+    and its line would point the student at the wrong file."""
     name, number = where
-    if not name or not number or "/" in name or "\\" in name:
+    if not name or not number or name != f"{stem}.py":
         return "", ""
     at = f"{name}, line {number}"
     return at, source_line(at, folder)
@@ -109,7 +112,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         if found is not None:
             localized.append((run, found, steps, reference_steps))
     if localized and not diagnosis.error:
-        _show_step(diagnosis, localized, folder)
+        _show_step(diagnosis, stem, localized, folder)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
@@ -117,7 +120,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
     return diagnosis
 
 
-def _show_step(diagnosis: Diagnosis, localized: list, folder: Path | None) -> None:
+def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None) -> None:
     """The first failed run's first differing step: its values, the student's line that computed
     it, and a relation that holds at that step on every run that differs there."""
     run, found, steps, reference_steps = localized[0]
@@ -125,14 +128,15 @@ def _show_step(diagnosis: Diagnosis, localized: list, folder: Path | None) -> No
     if found.actual is not None:
         diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, found.actual)
         if found.step is not None:
-            diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder)
+            diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
     else:
         diagnosis.expected = fmt(found.expected)
         departs = shape_departure(reference_steps, steps) if found.stage != OUTPUT else None
-        diagnosis.actual = "no step of your code gives this shape"
+        same_shape = any(tuple(step[1].shape) == tuple(found.expected.shape) for step in steps)
+        diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
         if departs is not None:
             diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
-            diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder)
+            diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
     if is_weights(found.expected):
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
@@ -155,7 +159,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     departs = shape_departure(reference_steps, shapes)
     if departs is None:
         return
-    at, code = line_at(shapes[departs][2], folder)
+    at, code = line_at(shapes[departs][2], folder, stem)
     if at and at != diagnosis.where.split(", in ")[0]:
         shape = tuple(shapes[departs][1])
         diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code

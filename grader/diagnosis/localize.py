@@ -59,6 +59,9 @@ class Localization:
     before: torch.Tensor | None = None
     after: torch.Tensor | None = None
     softmax_input: torch.Tensor | None = None
+    # "Yours" is a step of the same kind as this one (same label, or both matrix products):
+    # only then may it be said to be a step missing or applied twice.
+    same_kind: bool = True
 
 
 def stages(steps: list, output) -> list[Stage]:
@@ -129,7 +132,10 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         index = _yours(stage, theirs, after, place, [s.value for s in found[:k]])
         if index is not None:
             place.actual = theirs[index][1]
-            place.step = _first_holding(theirs, place.actual, after)
+            place.same_kind = stage.name == OUTPUT or _kind(theirs[index][0]) == _kind(stage.label)
+            # The line shown is the line of the step shown as yours; the output is not a step:
+            # the first step holding its value computed it.
+            place.step = _first_holding(theirs, place.actual, after) if stage.name == OUTPUT else index
             if place.step >= len(student_steps):  # only the returned output holds it
                 place.step = None
         return place
@@ -142,6 +148,10 @@ def _first_holding(theirs: list, value: torch.Tensor, after: int) -> int:
     return next((i for i in same if i > after), same[0] if same else len(theirs) - 1)
 
 
+def _kind(label: str) -> str:
+    return "matmul" if label in MATMULS else label
+
+
 def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: list) -> int | None:
     """The index of the student's step playing this stage's part (see :func:`first_difference`)."""
     from grader.diagnosis.relations import relation
@@ -150,14 +160,23 @@ def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: l
         return len(theirs) - 1 if theirs and theirs[-1][0] == "output" else None
     later = [i for i in range(after + 1, len(theirs))] or list(range(len(theirs)))
     sized = [i for i in later if theirs[i][1].numel() == stage.value.numel()]
-    # The student's step of the same kind (softmax, its input, a projection) plays the part.
-    labelled = [i for i in sized if stage.label and theirs[i][0] == stage.label]
-    if labelled:
-        return next((i for i in labelled if theirs[i][1].shape == stage.value.shape), labelled[0])
+    # The student's step of the same kind (softmax, its input, a projection) plays the part:
+    # made after the last matching step if one is, else anywhere (the student may compute the
+    # keys before the queries: the hooks name each projection by its submodule).
+    for pool in (sized, range(len(theirs))):
+        labelled = [i for i in pool if stage.label and theirs[i][0] == stage.label
+                    and theirs[i][1].numel() == stage.value.numel()]
+        if labelled:
+            return next((i for i in labelled if theirs[i][1].shape == stage.value.shape), labelled[0])
+    # A projection computed by no layer of its name has no step of the student's that plays it
+    # (another layer's output is that layer's step, whatever it holds).
+    if any(stage.label == labels[0] for _, labels in PROJECTIONS):
+        return None
     # Else a step with a relation to the expected value, then one of the same shape; a step
     # holding a value already matched (a copy of the previous stage) plays no new part.
     fresh = [i for i in sized if not any(t.shape == theirs[i][1].shape and same_tensor(t, theirs[i][1]) for t in right)]
     for i in fresh:
+        place.same_kind = _kind(theirs[i][0]) == _kind(stage.label)
         if relation(place, theirs[i][1]):
             return i
     same_shape = [i for i in fresh if theirs[i][1].shape == stage.value.shape]

@@ -99,11 +99,9 @@ def exercise_feedback(exercise: ExerciseResult) -> list[str]:
     failing = [t for t in exercise.tests if t.status != "passed"]
     if exercise.message and exercise.diagnosis is None and not any(t.feedback and t.feedback.hint for t in failing):
         return lines + [f"{md(exercise.message)} ({len(failing)} checks)", ""]
-    if exercise.diagnosis is not None:  # the diagnosis explains them: their names suffice
+    if exercise.diagnosis is not None:  # the box first, then each check's own message (it may say more)
         lines += diagnosis_block(exercise.diagnosis)
-        lines.append(f"Checks that did not pass ({len(failing)}): " + ", ".join(md(t.name, 200) for t in failing))
-    else:
-        lines += [f"Checks that did not pass ({len(failing)}):", ""] + [test_line(test) for test in failing]
+    lines += [f"Checks that did not pass ({len(failing)}):", ""] + [test_line(test) for test in failing]
     hints = list(dict.fromkeys(t.feedback.hint for t in failing if t.feedback and t.feedback.hint))
     concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
     lines += [""] + [f"> {md(hint, 400)}" for hint in hints if hint not in concepts][:3]

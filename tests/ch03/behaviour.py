@@ -104,6 +104,26 @@ def check_outputs(outs, expected, xs, *, what):
         close(out, reference_out, what=what(x))
 
 
+def graph_cut(gradients, expected: dict, missing) -> bool:
+    """Whether a missing gradient is confirmed to come from a cut graph: every other parameter
+    got the reference's gradient (the module computes the reference's function, only no gradient
+    flows to ``missing``). A module that computes something else (returns its weights, uses
+    another matrix) misses gradients for that reason, and a hint about ``.detach()`` would mislead."""
+    others = [name for name in expected if name not in missing]
+    if not isinstance(gradients, dict) or not others:
+        return False
+    for name in others:
+        grad = gradients.get(name)
+        if not (isinstance(grad, torch.Tensor) and grad.shape == expected[name].shape
+                and torch.allclose(grad.double(), expected[name].double(), atol=1e-5, rtol=1e-4)):
+            return False
+    return True
+
+
+CUT = ("Something cuts the graph: .detach(), .data, torch.no_grad() or a new tensor built from "
+       ".tolist() / .item(). A mask must be a buffer, not a parameter.")
+
+
 def check_every_gradient(probed, expected: dict, *, what, layers):
     """The gradient of each parameter the reference has (``expected``: name -> the reference's
     gradient, computed here) reached the student's parameter of that name, with the same values.
@@ -114,10 +134,10 @@ def check_every_gradient(probed, expected: dict, *, what, layers):
     require(isinstance(probed, dict) and probed, "the module has no parameters", what=what)
     missing = [name for name in expected if name not in probed]
     require(not missing, f"missing parameters: {', '.join(missing)}", what=what, hint=layers)
+    absent = [name for name, grad in probed.items() if not isinstance(grad, torch.Tensor)]
     for name, grad in probed.items():
         require(isinstance(grad, torch.Tensor), f"no gradient reached {name}", what=what,
-                hint="Something cuts the graph: .detach(), .data, torch.no_grad() or a new tensor built from "
-                     ".tolist() / .item(). A mask must be a buffer, not a parameter.")
+                hint=CUT if graph_cut(probed, expected, absent) else "")
         require(bool(torch.isfinite(grad).all()), f"the gradient of {name} has NaN or inf", what=what,
                 hint="NaN gradients come from NaN outputs (for instance a row of weights that is all masked).")
         require(bool(grad.abs().sum() > 0), f"the gradient of {name} is zero", what=what,
