@@ -94,3 +94,19 @@ def require(condition: bool, message: str, *, what: str, hint: str = "", expecte
     """
     if not condition:
         raise Mismatch(message, Feedback(checked=what, hint=hint, expected=expected, actual=actual))
+
+
+def graph_cut(gradients, expected: dict, missing) -> bool:
+    """Whether a missing gradient is confirmed to come from a cut graph: every other parameter
+    got the reference's gradient (the module computes the reference's function, only no gradient
+    flows to ``missing``). A module that computes something else (returns its weights, uses
+    another matrix) misses gradients for that reason, and a hint about ``.detach()`` would mislead."""
+    others = [name for name in expected if name not in missing]
+    if not isinstance(gradients, dict) or not others:
+        return False
+    for name in others:
+        grad = gradients.get(name)
+        if not (isinstance(grad, torch.Tensor) and grad.shape == expected[name].shape
+                and torch.allclose(grad.double(), expected[name].double(), atol=1e-5, rtol=1e-4)):
+            return False
+    return True

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.suite.comparisons import close, require, visibly_wrong_weights
+from grader.suite.comparisons import close, graph_cut, require, visibly_wrong_weights
 
 INF = float("inf")
 MASK_BUFFER = "self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))"
@@ -102,22 +102,6 @@ def check_outputs(outs, expected, xs, *, what):
             what=what(xs[0]))
     for x, out, reference_out in zip(xs, outs, expected, strict=True):
         close(out, reference_out, what=what(x))
-
-
-def graph_cut(gradients, expected: dict, missing) -> bool:
-    """Whether a missing gradient is confirmed to come from a cut graph: every other parameter
-    got the reference's gradient (the module computes the reference's function, only no gradient
-    flows to ``missing``). A module that computes something else (returns its weights, uses
-    another matrix) misses gradients for that reason, and a hint about ``.detach()`` would mislead."""
-    others = [name for name in expected if name not in missing]
-    if not isinstance(gradients, dict) or not others:
-        return False
-    for name in others:
-        grad = gradients.get(name)
-        if not (isinstance(grad, torch.Tensor) and grad.shape == expected[name].shape
-                and torch.allclose(grad.double(), expected[name].double(), atol=1e-5, rtol=1e-4)):
-            return False
-    return True
 
 
 CUT = ("Something cuts the graph: .detach(), .data, torch.no_grad() or a new tensor built from "

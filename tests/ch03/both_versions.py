@@ -21,8 +21,9 @@ from typing import Callable
 import pytest
 import torch
 
-from behaviour import check_outputs, graph_cut
-from grader.suite.comparisons import close, require
+from behaviour import check_outputs
+
+from grader.suite.comparisons import close, graph_cut, require
 from textbook import INPUTS, random_inputs
 
 ORDER = ("W_query", "W_key", "W_value")
