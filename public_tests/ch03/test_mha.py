@@ -42,9 +42,13 @@ def test_exercise_3_2(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("parameter_count")
 def test_exercise_3_3_parameters(probed):
+    # A hint only where the difference in the count says exactly what is off (768 = d_out).
+    hint = {-768: "out_proj = nn.Linear(d_out, d_out) keeps its bias (whatever qkv_bias is).",
+            3 * 768: "W_query, W_key and W_value have no bias in Exercise 3.3 (qkv_bias=False).",
+            -(768 * 768 + 768): "MultiHeadAttention ends with out_proj = nn.Linear(d_out, d_out)."}
+    difference = probed - GPT2_PARAMETERS if type(probed) is int else None
     require(probed == GPT2_PARAMETERS, f"exercise_3_3_gpt2_attention() has {probed} parameters, expected {GPT2_PARAMETERS:,}",
-            what="sum(p.numel() for p in exercise_3_3_gpt2_attention().parameters())",
-            hint="d_in = d_out = 768, context_length 1024, 12 heads, dropout 0.0.")
+            what="sum(p.numel() for p in exercise_3_3_gpt2_attention().parameters())", hint=hint.get(difference, ""))
 
 
 # Inputs no book printed; the expected results are the reference's (catalog.json).
