@@ -106,7 +106,8 @@ def diagnosed_report(failing: int = 6) -> model.Report:
 def test_the_summary_gives_one_diagnosis_per_module_on_top_then_the_checks():
     text = summary.markdown(diagnosed_report())
     assert text.count("Divide the scores by") == 1 and "<script>" not in text
-    assert text.index("Divide the scores by") < text.index("test\\_0, test\\_1") < text.index("test\\_5")
+    # The diagnosis first, then every failing check with its message, one a line.
+    assert text.index("Divide the scores by") < text.index("- test\\_0 (❌ failed): wrong 0") < text.index("- test\\_5 (❌ failed): wrong 5")
     assert "░ 0.14" in text and "   ·  " in text and "█ 1.00" in text  # shades without colour; 0 is a dot
     assert "test\\_ok" not in text.split("### What to fix")[1]
 

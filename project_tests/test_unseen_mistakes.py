@@ -1,0 +1,45 @@
+"""The mistakes written by someone who had not read the catalog (``unseen_mistakes.toml``), graded
+as students meet them: in the hidden grade and in the public check of a released template.
+
+What a test can hold without a reader: no mistake goes undetected (its module loses points) in
+either, no grader error, and no module's diagnosis tells two stories. Whether the feedback is
+right, vague or misleading is judged by reading it (``unseen_mistakes_judged.toml``;
+``scripts/grade_unseen_mistakes.py`` writes what a student sees).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from project_tests.helpers import ROOT
+
+_spec = importlib.util.spec_from_file_location("grade_unseen_mistakes", ROOT / "scripts" / "grade_unseen_mistakes.py")
+unseen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(unseen)
+
+MISTAKES = unseen.load()
+# Not a mistake after all: the textbook's own Exercise 3.1 solution assigns new nn.Parameter
+# objects; the hidden grade accepts it, the public check asks for the stub's stricter way.
+THE_BOOKS_OWN_ANSWER = {"wt-value-new-parameter"}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("unseen")
+    return {"hidden": unseen.grade_hidden(MISTAKES, base, 5.0), "public": unseen.check_public(MISTAKES, base, 5.0)}
+
+
+@pytest.mark.parametrize("where", ["hidden", "public"])
+def test_no_mistake_goes_undetected_and_none_breaks_the_grader(graded, where):
+    undetected, broken, two_stories = [], [], []
+    for m in MISTAKES:
+        view = unseen.module_view(graded[where][m["id"]], m["module"])
+        if view["score"] >= view["max_score"] and not (where == "hidden" and m["id"] in THE_BOOKS_OWN_ANSWER):
+            undetected.append(m["id"])
+        if view["grader_errors"]:
+            broken.append(m["id"])
+        if view["diagnosis"] and len(view["diagnosis"].get("concepts") or []) > 1:
+            two_stories.append(m["id"])
+    assert undetected == [] and broken == [] and two_stories == []
