@@ -81,7 +81,7 @@ def runs(tmp_path_factory) -> dict[str, Run]:
         output.touch()
         step_summary.touch()
         env = {"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(step_summary)}
-        proc, report = grade_cli(root, ASSIGNMENT, "--probe-timeout", "1", env=env)
+        proc, report = grade_cli(root, ASSIGNMENT, "--probe-timeout", "5", env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         return name, Run(report, proc.stdout + proc.stderr, decode_outputs(output), step_summary.read_text(), cases[name])
 
@@ -138,7 +138,7 @@ def test_full_marks_pass_and_stubs_do_not(runs):
         assert data["status"] in ("fail", "error") and all(t["status"] != "pass" for t in data["tests"])
 
 
-BROKEN_MESSAGE = {"missing": "is missing", "syntax": "SyntaxError", "hanging": "1 s"}
+BROKEN_MESSAGE = {"missing": "is missing", "syntax": "SyntaxError", "hanging": "5 s"}
 
 
 def test_a_broken_module_still_sends_tests_with_a_reason(runs):
