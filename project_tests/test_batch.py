@@ -84,7 +84,7 @@ def graded(tmp_path_factory):
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT,
          "--csv", str(out / "grades.csv"), "--jobs", "2", "--template", str(template),
-         "--gradebook", str(course), "--probe-timeout", "2"],
+         "--gradebook", str(course), "--probe-timeout", "5"],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -258,7 +258,7 @@ def test_a_killed_batch_resumes_without_regrading_or_dropping_anyone(tmp_path):
     reports = out / "reports"
     command = [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT, "--csv",
                str(out / "grades.csv"), "--reports", str(reports), "--gradebook", str(course), "--jobs", "1",
-               "--probe-timeout", "2"]
+               "--probe-timeout", "5"]
     first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         # Two grades on disk, and the next submission in the sandbox: the batch, its grading
