@@ -126,8 +126,10 @@ def chromium(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+# Skipped on a machine without Chromium; never in CI, where .ci/run installs it (a missing browser fails there).
+@pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"), reason="chromium is not installed (.ci/run installs it)")
 def test_class_report_renders_in_chromium_with_its_pictures(klass):
+    assert CHROMIUM is not None, "chromium is not installed: .ci/run installs Debian's chromium"
     out = klass["out"]
     page = out / "grades-report.html"
     text = page.read_text()
