@@ -14,6 +14,7 @@ import importlib.util
 import pytest
 
 from project_tests.helpers import ROOT
+from project_tests.test_release import released
 
 _spec = importlib.util.spec_from_file_location("grade_unseen_mistakes", ROOT / "scripts" / "grade_unseen_mistakes.py")
 unseen = importlib.util.module_from_spec(_spec)
@@ -28,6 +29,8 @@ THE_BOOKS_OWN_ANSWER = {"wt-value-new-parameter"}
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("unseen")
+    # The run's one release of each assignment, shared with the other tests (check_public only copies it).
+    unseen.release = lambda assignment, _base: released(assignment, tmp_path_factory)[1]
     return {"hidden": unseen.grade_hidden(MISTAKES, base, 5.0), "public": unseen.check_public(MISTAKES, base, 5.0)}
 
 
