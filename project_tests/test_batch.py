@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader import manifest
-from grader.batch import command as batch
+from grader.batch import resume
 from grader import rubric as rubrics
 from grader.batch.gradebook import NBGRADER_COLUMNS
 from project_tests.helpers import ROOT, make_submission, stub_sources
@@ -263,19 +263,19 @@ def test_a_killed_batch_resumes_without_regrading_or_dropping_anyone(tmp_path):
     try:
         # Two grades on disk, and the next submission in the sandbox: the batch, its grading
         # process, the zygote, its handler, a module's supervisor and its workers.
-        family = _wait_for(lambda: len(list(reports.glob(f"*/{batch.GRADED}"))) >= 2 and len(f := _family(first.pid)) >= 6
+        family = _wait_for(lambda: len(list(reports.glob(f"*/{resume.GRADED}"))) >= 2 and len(f := _family(first.pid)) >= 6
                            and f, 300, "two grades and the next one under way")
         first.kill()
     finally:
         first.wait(timeout=60)
     _wait_for(lambda: not _alive(family), 30, "every process of the killed batch to end")
 
-    done = {p.parent.name for p in reports.glob(f"*/{batch.GRADED}")}
+    done = {p.parent.name for p in reports.glob(f"*/{resume.GRADED}")}
     assert 2 <= len(done) < len(students), done
     with open(out / "grades.csv", newline="") as handle:
         assert {row["student_id"] for row in csv.DictReader(handle)} == done
     assert not (course / "gradebook.db").exists()  # written once, at the end, in one piece
-    assert [p.name for p in out.rglob(".*") if p.name != batch.GRADED] == []  # no half-written file left
+    assert [p.name for p in out.rglob(".*") if p.name != resume.GRADED] == []  # no half-written file left
     written = {name: os.stat(reports / name / "REPORT.json").st_mtime_ns for name in done}
     (klass / "a_good" / "exercises" / ASSIGNMENT / f"{FIRST.name}.py").write_text(stub_sources(ASSIGNMENT)[FIRST.name])
 

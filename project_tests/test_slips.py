@@ -14,7 +14,7 @@ import pytest
 
 from grader import manifest
 from grader.assignment import Assignment
-from grader.batch import command as batch
+from grader.batch import class_folders, template_files
 from grader.model import Report
 from grader.settings import Settings
 from project_tests.helpers import ROOT, make_submission
@@ -49,17 +49,17 @@ def test_batch_says_how_to_write_a_deadline(tmp_path):
 
 def test_classroom_folder_names_give_logins():
     folders = [Path("hw-submissions/hw-alice"), Path("hw-submissions/hw-bob-smith"), Path("hw-submissions/notes")]
-    prefix = batch.classroom_prefix(Path("hw-submissions"), folders, "ch03")
+    prefix = class_folders.classroom_prefix(Path("hw-submissions"), folders, "ch03")
     assert prefix == "hw-"
-    assert batch.student_names(folders, prefix) == {"hw-alice": "alice", "hw-bob-smith": "bob-smith", "notes": "notes"}
-    assert batch.classroom_prefix(Path("class"), [Path("ch03-ann"), Path("ch03-bo")], "ch03") == "ch03-"
-    assert batch.classroom_prefix(Path("class"), [Path("ann"), Path("ch03-bo")], "ch03") == ""
+    assert class_folders.student_names(folders, prefix) == {"hw-alice": "alice", "hw-bob-smith": "bob-smith", "notes": "notes"}
+    assert class_folders.classroom_prefix(Path("class"), [Path("ch03-ann"), Path("ch03-bo")], "ch03") == "ch03-"
+    assert class_folders.classroom_prefix(Path("class"), [Path("ann"), Path("ch03-bo")], "ch03") == ""
     # two folders that would share a login keep their full names
-    assert batch.student_names([Path("hw-ann"), Path("ann")], "hw-") == {"hw-ann": "hw-ann", "ann": "ann"}
+    assert class_folders.student_names([Path("hw-ann"), Path("ann")], "hw-") == {"hw-ann": "hw-ann", "ann": "ann"}
 
 
 def test_the_checkout_knows_its_template_files(tmp_path):
-    known = batch.checkout_template(Settings(), Assignment.resolve("ch03", Settings()))
+    known = template_files.checkout_template(Settings(), Assignment.resolve("ch03", Settings()))
     assert {"pytest.ini", "public_tests/ch03/rubric.toml", "grader/submission.py"} <= set(known)
     assert "README.md" not in known  # filled in by release: not the same bytes
     student = make_submission(tmp_path / "s", "ch03")
