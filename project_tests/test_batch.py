@@ -273,7 +273,10 @@ def test_a_killed_batch_resumes_without_regrading_or_dropping_anyone(tmp_path):
     done = {p.parent.name for p in reports.glob(f"*/{resume.GRADED}")}
     assert 2 <= len(done) < len(students), done
     with open(out / "grades.csv", newline="") as handle:
-        assert {row["student_id"] for row in csv.DictReader(handle)} == done
+        in_csv = {row["student_id"] for row in csv.DictReader(handle)}
+    # Every report marked reusable is in the CSV; at most one more grade (the kill can fall
+    # between its CSV row and its mark), which the next run simply grades again.
+    assert done <= in_csv and len(in_csv - done) <= 1, (done, in_csv)
     assert not (course / "gradebook.db").exists()  # written once, at the end, in one piece
     assert [p.name for p in out.rglob(".*") if p.name != resume.GRADED] == []  # no half-written file left
     written = {name: os.stat(reports / name / "REPORT.json").st_mtime_ns for name in done}

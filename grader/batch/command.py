@@ -144,11 +144,12 @@ def run(
 
     def record(name: str, report: Report) -> None:  # each student's grade on disk as soon as it is known
         write_json(report, reports_dir / name / "REPORT.json")
-        if not report.grader_errors and name in prints:  # a failed grading is tried again next time
-            replace_atomically(reports_dir / name / GRADED, prints[name] + "\n")
         results[name] = report
         rows[name] = row_of(name, report)
         books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows, key=names.get)])
+        # Last: a report marked reusable is in the CSV already, whenever the run is killed.
+        if not report.grader_errors and name in prints:  # a failed grading is tried again next time
+            replace_atomically(reports_dir / name / GRADED, prints[name] + "\n")
 
     for name, report in skipped.items():
         record(name, report)
