@@ -12,14 +12,20 @@ from grader.sandbox import probing
 NAMES = ("W_query", "W_key", "W_value")
 
 
-def transfer(student, seed, d_in, d_out):
-    """Copy the stand-in v2 weights into the stand-in v1; return both sets of matrices."""
+def stand_ins(seed, d_in, d_out):
+    """A stand-in v1 and v2, seeded: v2's layers are drawn first, as a script would make them."""
     probing.seed(seed)
     v2, v1 = nn.Module(), nn.Module()
     for name in NAMES:
         setattr(v2, name, nn.Linear(d_in, d_out, bias=False))
     for name in NAMES:
         setattr(v1, name, nn.Parameter(torch.rand(d_in, d_out)))
+    return v1, v2
+
+
+def transfer(student, seed, d_in, d_out):
+    """Copy the stand-in v2 weights into the stand-in v1; return both sets of matrices."""
+    v1, v2 = stand_ins(seed, d_in, d_out)
     given = {name: getattr(v2, name).weight.detach().clone() for name in NAMES}  # before the student's code runs
     probing.call(probing.part(student, "copy_v2_weights_into_v1", "function"), v1, v2)
     mine = {name: probing.attribute(v1, name) for name in NAMES}
@@ -30,12 +36,7 @@ def transfer(student, seed, d_in, d_out):
 def effects(student, seed, d_in, d_out):
     """What the copy leaves behind: whether sa_v1 keeps its own Parameter objects, and sa_v2's
     parameters (names and weights) afterwards with those before."""
-    probing.seed(seed)
-    v2, v1 = nn.Module(), nn.Module()
-    for name in NAMES:
-        setattr(v2, name, nn.Linear(d_in, d_out, bias=False))
-    for name in NAMES:
-        setattr(v1, name, nn.Parameter(torch.rand(d_in, d_out)))
+    v1, v2 = stand_ins(seed, d_in, d_out)
     before = {name: getattr(v1, name) for name in NAMES}
     v2_before = {name: getattr(v2, name).weight.detach().clone() for name in NAMES}
     probing.call(probing.part(student, "copy_v2_weights_into_v1", "function"), v1, v2)
