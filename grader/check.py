@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import tomllib
 from pathlib import Path
 from types import ModuleType
 
@@ -86,16 +85,9 @@ def check(root: Path, assignment: str, settings: Settings, sandbox) -> Report:
     public = Assignment.resolve(assignment, settings)
     report = grade(root, public, settings, sandbox, known=unchanged_template_files(root))
     report.flags = [flag for flag in report.flags if not local_noise(flag)]
-    dependency_first(report, builds_on(public.suite))
+    # The public suite checks a module with the student's own dependency (no reference ships).
+    dependency_first(report, {e.name: e.builds_on for e in public.rubric.exercises if e.builds_on})
     return report
-
-
-def builds_on(suite: Path) -> dict[str, dict[str, list[str] | str]]:
-    """``{exercise: {module it runs on: its checks that do (a list of test names, or "all")}}`` from
-    the public rubric's ``builds_on`` tables: here a module is checked with the student's own
-    dependency (the template has no reference solutions to run it on)."""
-    exercises = tomllib.loads((suite / "rubric.toml").read_text()).get("exercises", {})
-    return {name: dict(spec.get("builds_on", {})) for name, spec in exercises.items() if spec.get("builds_on")}
 
 
 def dependency_first(report: Report, dependencies: dict[str, dict]) -> None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import tomllib
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +51,9 @@ class Exercise:
     points: dict[str, float]  # test function -> what each of its cases is worth
     uses: tuple[str, ...] = ()
     cases: dict[str, int] = field(default_factory=dict)  # test function -> its cases, where more than one
+    # Public suites: module it is checked with (the student's own) -> its checks that run on it
+    # (test names, or "all"); ``check`` says "fix that module first" when the module fails.
+    builds_on: dict[str, list[str] | str] = field(default_factory=dict)
 
     def cases_of(self, function: str) -> int:
         """How many cases (test items) ``function`` runs: 1 unless it is parametrized."""
@@ -97,11 +101,12 @@ def load(suite_dir: Path, assignment: str) -> Rubric:
             raise RubricError(f"{path}: exercise {name}: points belong next to each test, "
                               f"as @pytest.mark.points(N) in test_{name}.py, not in the rubric")
         points, cases = tests_of(suite_dir / f"test_{name}.py")
-        exercises.append(Exercise(name, spec.get("title", name), points, tuple(spec.get("uses", ())), cases))
+        exercises.append(Exercise(name, spec.get("title", name), points, tuple(spec.get("uses", ())), cases,
+                                  dict(spec.get("builds_on", {}))))
     if not exercises:
         raise RubricError(f"{path}: no exercises")
     declared = {e.name: e.uses for e in exercises}
-    exercises = [Exercise(e.name, e.title, e.points, dependencies(e.name, declared, path), e.cases) for e in exercises]
+    exercises = [dataclasses.replace(e, uses=dependencies(e.name, declared, path)) for e in exercises]
     return Rubric(assignment, data.get("title", assignment), tuple(exercises))
 
 
