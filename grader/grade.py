@@ -17,7 +17,7 @@ from pathlib import Path
 
 from grader import rubric as rubrics
 from grader import submission
-from grader.assignment import Assignment, AssignmentNotFound  # noqa: F401 - AssignmentNotFound: what grade raises
+from grader.assignment import Assignment
 from grader.sandbox import seeding
 from grader.hygiene import BLOCK, clean, clean_report
 from grader.model import ExerciseResult, Feedback, Report, TestResult

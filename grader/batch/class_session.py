@@ -120,7 +120,7 @@ def grade_class(
     plugin = GradingPlugin(assignment=assignment, settings=settings, sandbox=_NoSandbox(), submission_dir=Path(os.devnull),
                            missing={})
     with contextlib.suppress(Exception):  # a broken catalog is each grading process's diagnosis error, as alone
-        catalog_source(assignment.suite, assignment.solutions)  # read once for every fork
+        catalog_source(assignment)  # read once for every fork
 
     passes = Passes()
 
@@ -179,7 +179,7 @@ def warm_diagnosis(plugin, calls: list) -> None:
 
     assignment = plugin.assignment
     try:
-        source = catalog_source(assignment.suite, assignment.solutions)
+        source = catalog_source(assignment)
         if source is not None:
             catalog.warm(source, calls)
     except Exception:  # noqa: BLE001 - only a speed-up: each grading process computes what it lacks

@@ -26,18 +26,17 @@ from pathlib import Path
 
 import pytest
 
+from grader.assignment import Assignment
 from grader.diagnosis import catalog
-from grader.suite import probe_specs
-from grader.suite import verdicts
-from grader.suite.comparisons import Mismatch, StudentCodeFailed
 from grader.diagnosis.diagnose import ProbeRun, diagnose
 from grader.model import Diagnosis
-from grader.assignment import Assignment
 from grader.rubric import exercise_of
 from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, Sandbox
 from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
+from grader.suite import probe_specs, verdicts
+from grader.suite.comparisons import Mismatch, StudentCodeFailed
 
 
 class GradingPlugin:
@@ -179,8 +178,7 @@ class GradingPlugin:
         trusted to say so) is the probe's: it fails the same way on the reference solution, run
         here. Without the solutions (a student's template) the sandbox's word is taken."""
         stem, probe, kwargs = self.calls[nodeid]
-        source = catalog_source(self.assignment.suite,
-                                self.assignment.solutions)
+        source = catalog_source(self.assignment)
         if not isinstance(source, catalog.Reference):
             return True
         reference = source.result(stem, None, probe, kwargs)
@@ -207,8 +205,7 @@ class GradingPlugin:
         if call is None or "probed" not in item.funcargs:
             return False
         stem, probe, kwargs = call
-        source = catalog_source(self.assignment.suite,
-                                self.assignment.solutions)
+        source = catalog_source(self.assignment)
         if source is None:
             return False
         try:
@@ -268,8 +265,7 @@ class GradingPlugin:
                 failed[test["nodeid"]].setdefault("checked", grading.get("message", ""))
         if not failed:
             return {}
-        source = catalog_source(self.assignment.suite,
-                                self.assignment.solutions)
+        source = catalog_source(self.assignment)
         runs: dict[str, list[ProbeRun]] = {}
         for nodeid, (stem, probe, kwargs) in self.calls.items():
             outcome = self.result.outcomes.get(nodeid)
@@ -340,12 +336,13 @@ def calls(function: str, *args, seed: int | None = None):
 
 
 @functools.cache
-def catalog_source(suite: Path, solutions: Path):
+def catalog_source(assignment: Assignment):
     """Where reference and mistake results come from: the precomputed table beside a public
     suite, else the reference solutions run live, else nowhere (localization only). Read once
     per process (a batch reads it before it forks: every grading process shares it)."""
     from grader.diagnosis.public_catalog import Table
 
+    suite, solutions = assignment.suite, assignment.solutions
     if (suite / Table.FILE).is_file():
         return Table(suite / Table.FILE)
     if solutions.is_dir() and any(solutions.glob("*.py")):
