@@ -55,10 +55,17 @@ class Diagnosis(Comparison):
     # What is different at that step, when a relation holds exactly on every probe ("every value
     # of yours is the expected one times 2: a constant factor").
     relation: str = ""
-    # For an error: the student's line whose step first has a shape the reference never makes
-    # (where the offending shape was made), and that line.
+    # For a value that differs: the line that first makes a value the reference never computes,
+    # walking back from the differing step ("value"); for an error, where the shape went wrong ("shape").
     origin: str = ""
     origin_code: str = ""
+    origin_kind: str = "shape"
+    # The lines of the student's class that make the attributes the line shown uses
+    # ("self.W_o: line 125: self.W_o = nn.Linear(d_out, d_out)").
+    made: list[str] = field(default_factory=list)
+    # When the origin line computes from values the reference never combines: the lines that made
+    # them ("line 77: values = x @ self.W_key").
+    inputs: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -55,11 +55,11 @@ def test_steps_note_the_line_of_the_student_file_that_computed_them(tmp_path):
     x = torch.rand(3, 3)
     with trace.student_files(str(tmp_path)), trace.recording() as recorder:
         namespace["f"](x)
-    assert recorder.steps[0][2] == ["mine.py", 4]  # x * 2
-    assert recorder.steps[-1][0] == "softmax" and recorder.steps[-1][2] == ["mine.py", 5]
+    assert recorder.steps[0][2] == ["mine.py", 4, 0]  # x * 2
+    assert recorder.steps[-1][0] == "softmax" and recorder.steps[-1][2] == ["mine.py", 5, 0]
     with trace.recording() as recorder:  # outside student_files: no line
         namespace["f"](x)
-    assert all(where == ["", 0] for _, _, where in recorder.steps)
+    assert all(step[2] == ["", 0, 0] for step in recorder.steps)
 
 
 def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
@@ -73,7 +73,7 @@ def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
             namespace["f"](x)
     except RuntimeError as exc:
         shapes = parse_shapes(probing.shapes_of_failure(exc))
-    assert shapes[0] == ["squeeze", [3, 4], ["mine.py", 4]]
+    assert shapes[0] == ["squeeze", [3, 4], ["mine.py", 4, 0], []]
     reference = [["squeeze", torch.zeros(1, 3, 4)], ["matmul", torch.zeros(1, 3, 2)]]
     assert shape_departure(reference, shapes) == 0
     assert shape_departure(reference, [["view", [7], ["mine.py", 2]]]) is None  # a kind the reference never takes

@@ -16,8 +16,9 @@ import torch
 
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
-from grader.diagnosis.explain import explain, source_line
-from grader.diagnosis.localize import OUTPUT, first_difference, shape_departure
+from grader.diagnosis.explain import explain
+from grader.diagnosis.localize import OUTPUT, first_difference, shape_departure, stages
+from grader.diagnosis.origin import MAX_LINES, made_at, shape_origin, statement_at, value_origin
 from grader.diagnosis.relations import relation
 from grader.model import Diagnosis
 
@@ -40,41 +41,60 @@ class ProbeRun:
 
 
 def output_of(value):
-    """The tensor a traced probe's value stands for (its output), else None."""
+    """The tensor a traced probe's value stands for (its output; the first of its outputs), else None."""
     value = catalog.unwrap(value)
     if isinstance(value, dict):
-        value = value.get("out", value.get("output", value.get("result")))
+        value = value.get("out", value.get("output", value.get("result", value.get("outs"))))
     if isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
         value = value[0]
     return value if isinstance(value, torch.Tensor) else None
 
 
 def steps_of(value) -> list | None:
-    """The recorded steps of a traced probe's value, as ``[label, tensor, [file, line]]``, else None."""
+    """The recorded steps of a traced probe's value, as ``[label, tensor, [file, line], parents]``,
+    else None (checked: the sandbox sent them; a step that is not well formed counts as absent,
+    and the indices of the parents as they were sent, which only :mod:`origin` reads)."""
     if isinstance(value, dict) and "$traced" in value and isinstance(value.get("steps"), list):
-        return [[s[0], s[1], _where_of(s[2] if len(s) == 3 else None)] for s in value["steps"]
-                if isinstance(s, list) and len(s) in (2, 3) and isinstance(s[1], torch.Tensor)]
+        return [[s[0], s[1], _where_of(s[2] if len(s) > 2 else None), _parents_of(s[3] if len(s) > 3 else None)]
+                for s in value["steps"] if isinstance(s, list) and 2 <= len(s) <= 4 and isinstance(s[1], torch.Tensor)]
     return None
 
 
+def _parents_of(value) -> list:
+    """A step's parents (step indices and attribute names), checked; [] for anything else."""
+    if not isinstance(value, list):
+        return []
+    return [p for p in value[:16] if (type(p) is int and p >= 0) or (type(p) is str and p.isidentifier() and len(p) <= 40)]
+
+
 def _where_of(value) -> list:
-    """``[file, line]`` of a step (checked: the sandbox sent it), else ``["", 0]``."""
-    if (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int
-            and value[1] > 0):
-        return value
-    return ["", 0]
+    """``[file, line, calling line]`` of a step (checked: the sandbox sent it; the calling line may
+    be absent or 0), else ``["", 0, 0]``."""
+    if (isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str)
+            and all(type(n) is int and n >= 0 for n in value[1:]) and value[1] > 0):
+        return [value[0], value[1], value[2] if len(value) == 3 else 0]
+    return ["", 0, 0]
 
 
 def line_at(where: list, folder: Path | None, stem: str) -> tuple[str, str]:
-    """``("causal.py, line 42", that line's code)`` for a step's ``[file, line]``; ("", "") if unknown
-    or in another file than the diagnosed module's own (``stem``.py): a step made in a helper module
-    the student's code calls (their own ``causal.py`` or ``masked_softmax.py``) is that module's,
-    and its line would point the student at the wrong file."""
-    name, number = where
+    """``("causal.py, line 42", that line's code)`` for a step's ``[file, line, calling line]``; ("", "")
+    if unknown or in another file than the diagnosed module's own (``stem``.py): a step made in a
+    helper module the student's code calls (their own ``causal.py`` or ``masked_softmax.py``) is that
+    module's, and its line would point the student at the wrong file. A step made in a function of
+    the module called from another line of it says so: ``"... line 63 (called at line 98: ...)"``."""
+    name, number = where[0], where[1]
     if not name or not number or name != f"{stem}.py":
         return "", ""
     at = f"{name}, line {number}"
-    return at, source_line(at, folder)
+    if folder is None:
+        return at, ""
+    code = statement_at(Path(folder) / name, number)
+    calling = where[2] if len(where) > 2 else 0
+    if calling and calling != number:
+        called = statement_at(Path(folder) / name, calling)
+        if called:
+            code = f"{code}   (called at line {calling}: {called})"
+    return at, code
 
 
 def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Diagnosis | None:
@@ -108,7 +128,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         reference_steps = steps_of(reference)
         if reference_steps is None:
             continue
-        found = first_difference(reference_steps, output_of(reference), steps, output_of(run.student))
+        found = first_difference(floating(reference_steps), output_of(reference), floating(steps), output_of(run.student))
         if found is not None:
             localized.append((run, found, steps, reference_steps))
     if localized and not diagnosis.error:
@@ -122,8 +142,12 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
 
 def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None) -> None:
     """The first failed run's first differing step: its values, the student's line that computed
-    it, and a relation that holds at that step on every run that differs there."""
-    run, found, steps, reference_steps = localized[0]
+    it, where the first value the reference never computes was made, and a relation that holds at
+    that step on every run that differs there."""
+    run, found, all_steps, reference_steps = localized[0]
+    at_float = [i for i, step in enumerate(all_steps) if step[1].is_floating_point()]
+    steps = [all_steps[i] for i in at_float]
+    output = output_of(run.student)
     diagnosis.stage, diagnosis.checked = found.stage, run.checked
     if found.actual is not None:
         diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, found.actual)
@@ -131,12 +155,15 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
             diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
     else:
         diagnosis.expected = fmt(found.expected)
-        departs = shape_departure(reference_steps, steps) if found.stage != OUTPUT else None
-        same_shape = any(tuple(step[1].shape) == tuple(found.expected.shape) for step in steps)
+        departs = shape_departure(floating(reference_steps), steps) if found.stage != OUTPUT else None
+        shapes = [tuple(step[1].shape) for step in steps] + ([tuple(output.shape)] if output is not None else [])
+        same_shape = tuple(found.expected.shape) in shapes
         diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
         if departs is not None:
             diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
+    start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
+    _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
     if is_weights(found.expected):
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
@@ -148,39 +175,145 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
 
 
 def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error: dict, folder: Path | None) -> None:
-    """For an error: the student's first step whose shape the reference never makes, when it is
-    on another line than the one that raised (``run.shapes``, sent with the steps)."""
-    shapes = parse_shapes(run.shapes)
-    if not shapes or source is None:
-        return
-    reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs))
-    if not reference_steps:
-        return
-    departs = shape_departure(reference_steps, shapes)
-    if departs is None:
-        return
-    at, code = line_at(shapes[departs][2], folder, stem)
-    if at and at != diagnosis.where.split(", in ")[0]:
-        shape = tuple(shapes[departs][1])
-        diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
+    """For an error: the student's step where a shape the reference never makes was made first
+    (``run.shapes``, sent with the steps), when it is on another line of this module than the one
+    that raised: walking back from what the call that raised received, else the first step whose
+    shape the reference's steps of its kind never have; and the lines that make what the line
+    that raised uses besides tensors (``self.W_k``, a number), when no such step is found."""
+    steps, raised = parse_failure(run.shapes)
+    reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs)) if steps and source is not None else None
+    raised_at = diagnosis.where.split(", in ")[0]
+    for departs in _shape_departures(steps, raised, reference_steps or []):
+        at, code = line_at(steps[departs][2], folder, stem)
+        if at and at != raised_at:
+            shape = tuple(steps[departs][1])
+            diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
+            return
+    # What the line that raised uses: the attributes the call that raised received (a layer's
+    # weight), or, when no steps were recorded at all (in __init__), every attribute on the line.
+    attributes = [p for p in raised if type(p) is str]
+    if diagnosis.code and raised_at.startswith(f"{stem}.py, line ") and (attributes or not steps):
+        computed = [[None, None, where] for _, _, where, _ in steps.values()]
+        _uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, only=attributes or None)
+
+
+def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:
+    """Candidates for where a wrong shape was made, best first: the walk back from what the call
+    that raised received, then the first step whose shape the reference's steps of its kind never have."""
+    if not steps or not reference_steps:
+        return []
+    found = []
+    if raised and (walked := shape_origin(steps, raised, reference_steps)) is not None:
+        found.append(walked)
+    ordered = sorted(steps)
+    first = shape_departure(reference_steps, [steps[i] for i in ordered])
+    if first is not None:
+        found.append(ordered[first])
+    return found
+
+
+def parse_failure(text) -> tuple[dict, list]:
+    """The steps sent with an error (see ``probing.shapes_text``) as ``{index: [label, shape,
+    [file, line], parents]}``, and what the call that raised received (step indices); ({}, []) for
+    anything else."""
+    if not isinstance(text, str):
+        return {}, []
+    found, raised = {}, []
+    try:
+        for token in text.split()[:400]:
+            if token.startswith("!<"):
+                raised = [int(n) if n.isdigit() else n for n in token[2:].split(",")
+                          if n.isdigit() or (n.isidentifier() and len(n) <= 40)][:16]
+                continue
+            index, _, token = token.partition(":")
+            token, _, parents = token.partition("<")
+            label, _, rest = token.partition("|")
+            shape, _, where = rest.partition("@")
+            name, _, line = where.rpartition(":")
+            dims = [] if shape == "s" else [int(n) for n in shape.split("x")]
+            found[int(index)] = [label.replace("_", " "), dims, _where_of([name, *map(int, line.split("/"))]),
+                                 [int(n) for n in parents.split(",") if n][:16]]
+    except ValueError:
+        return {}, []
+    return found, raised
 
 
 def parse_shapes(text) -> list:
-    """The steps' labels, shapes and lines sent with an error (``"view|6x2@mha.py:30"``), as
-    ``[label, shape, [file, line]]``; [] for anything else."""
-    if not isinstance(text, str):
-        return []
-    found = []
-    for token in text.split()[:200]:
-        label, _, rest = token.partition("|")
-        shape, _, where = rest.partition("@")
-        name, _, line = where.rpartition(":")
-        try:
-            dims = [] if shape == "s" else [int(n) for n in shape.split("x")]
-            found.append([label.replace("_", " "), dims, _where_of([name, int(line)])])
-        except ValueError:
-            return []
-    return found
+    """The steps sent with an error, in the order they were made, as ``[label, shape, [file, line], parents]``."""
+    steps, _ = parse_failure(text)
+    return [steps[i] for i in sorted(steps)]
+
+
+def floating(steps: list) -> list:
+    """The floating-point steps (the named stages are among them; masks and lengths are not)."""
+    return [step for step in steps if step[1].is_floating_point()]
+
+
+def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: int | None, reference_steps: list,
+                  output, folder: Path | None) -> None:
+    """Where the first value of the student's that the reference never computes was made, walking
+    back from the student's step at the differing stage (``start``, an index of ``steps``: all of
+    them, masks and lengths too), else from their output, when it is on another line than the one
+    shown for that stage. If that line computes from values the reference combines too, the lines
+    that make what it uses besides (attributes, numbers); else the lines that made what it was
+    computed from. An output that is one of the reference's named steps is said so."""
+    if start is None:
+        if not isinstance(output, torch.Tensor):
+            return
+        holding = [i for i, s in enumerate(steps) if s[1].is_floating_point()
+                   and tuple(s[1].shape) == tuple(output.shape) and catalog.same_tensor(s[1], output)]
+        if not holding:
+            return
+        start = holding[-1]
+    extra = [found.expected] if found.stage == OUTPUT else []
+    origin = value_origin(steps, start, reference_steps, extra)
+    if origin is None:
+        _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
+        return
+    at, code = line_at(steps[origin.step][2], folder, stem)
+    if not at:
+        return
+    if at != diagnosis.where:
+        diagnosis.origin, diagnosis.origin_code, diagnosis.origin_kind = at, code, "value"
+    if origin.same_inputs:
+        _uses_made(diagnosis, stem, at, code, steps, folder)
+        return
+    for i in origin.inputs:
+        made, made_code = line_at(steps[i][2], folder, stem)
+        line = f"{made.split(', ')[-1]}: {made_code}"
+        if made and made != at and made_code and line not in diagnosis.inputs:
+            diagnosis.inputs.append(line)
+    diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
+
+
+def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list, reference_steps: list, output,
+                       folder: Path | None) -> None:
+    """When the student's output is the reference's value of another named step (the weights
+    returned instead of the context vectors), say which, and where the student computed it."""
+    if not isinstance(output, torch.Tensor) or found.stage != OUTPUT and found.actual is not None:
+        return
+    for stage in stages(floating(reference_steps), None):
+        if tuple(stage.value.shape) == tuple(output.shape) and catalog.same_tensor(stage.value, output):
+            diagnosis.relation = f"your output is the reference's {stage.name}"
+            if not diagnosis.where:
+                diagnosis.where, diagnosis.code = line_at(step[2], folder, stem)
+            return
+
+
+def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, steps: list, folder: Path | None,
+               only: list | None = None) -> None:
+    """The lines of the student's file that make what ``code`` (at ``at``) uses besides the values
+    the walk followed: the attributes it uses (``self.W_o``), made in another method of the class,
+    and the local names assigned on lines where no tensor was computed (a number: ``d =
+    keys.shape[1]``)."""
+    number = at.split(", line ")[-1].split(",")[0]
+    if folder is None or not number.isdigit():
+        return
+    computed = {step[2][1] for step in steps if step[2][0] == f"{stem}.py"}
+    made = made_at(Path(folder) / f"{stem}.py", int(number), code.split("   (called at line")[0], computed)
+    if only is not None:  # just these attributes
+        made = {name: lines for name, lines in made.items() if name.removeprefix("self.") in only}
+    diagnosis.made = [f"{name}: line {n}: {text}" for name, lines in made.items() for n, text in lines][:MAX_LINES]
 
 
 def _result_differs(diagnosis: Diagnosis, runs: list[ProbeRun]) -> None:

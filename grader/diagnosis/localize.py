@@ -22,9 +22,6 @@ PROJECTIONS = (
     ("keys (the key projection of the input)", ("W_key", "x @ W_key", "W_k")),
     ("values (the value projection of the input)", ("W_value", "x @ W_value", "W_v")),
 )
-# The labels of the steps that :func:`stages` reads (a reference's other steps may be dropped).
-STAGE_LABELS = frozenset({label for _, labels in PROJECTIONS for label in labels} | set(MATMULS) | {
-    "softmax input", "_softmax input", "softmax", "_softmax", "dropout", "out_proj input", "W_o input"})
 SCORES = "attention scores (queries times keys transposed)"
 SOFTMAX_INPUT = "scaled and masked scores (what softmax receives)"
 WEIGHTS = "attention weights (the softmax output)"

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 from grader.diagnosis import catalog
-from grader.diagnosis.localize import STAGE_LABELS
 from grader.sandbox import wire
 
 
@@ -73,10 +72,13 @@ def _encode(value):
     return value
 
 
-def _strip_steps(value, keep=frozenset()):
-    """``value`` with only the recorded steps whose labels are in ``keep``."""
+def _strip_steps(value, keep: bool = False):
+    """``value`` without its recorded steps, or (``keep``) with them, each without its line (the
+    reference's lines are nobody's business): ``[label, tensor, ["", 0, 0], parents]``. The
+    diagnosis looks for the student's steps among them, and walks back through their parents."""
     if isinstance(value, dict) and "$traced" in value:
-        return {"$traced": value["$traced"], "steps": [s[:2] for s in value["steps"] if s[0] in keep]}
+        steps = [[s[0], s[1], ["", 0, 0], s[3] if len(s) > 3 else []] for s in value["steps"]] if keep else []
+        return {"$traced": value["$traced"], "steps": steps}
     return value
 
 
@@ -129,7 +131,7 @@ def build(root: Path, assignment: str) -> dict:
                 if not catalog.agree(catalog.unwrap(wrong), catalog.unwrap(reference)):
                     mistakes[name] = _encode(_strip_steps(wrong))
             results[catalog.probe_key(probe, wire.encode_args(kwargs))] = {
-                "reference": _encode(_strip_steps(reference, STAGE_LABELS)), "mistakes": mistakes}
+                "reference": _encode(_strip_steps(reference, keep=True)), "mistakes": mistakes}
     finally:
         sys.path.remove(str(solutions))
     return {"assignment": assignment, "concepts": concepts, "results": results}

@@ -67,13 +67,34 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
     if diagnosis.error:
         parts.append(f"{diagnosis.error} At {diagnosis.where}: {diagnosis.code}" if diagnosis.where else diagnosis.error)
         if diagnosis.origin:
-            parts.append(f"The wrong shape is made first at {diagnosis.origin}: {diagnosis.origin_code}")
+            parts.append(f"{origin_words(diagnosis)} {diagnosis.origin}: {diagnosis.origin_code}")
     elif diagnosis.stage and not diagnosis.concepts:
         parts.append(f"First difference from the reference: the {diagnosis.stage}"
                      + (f", at {diagnosis.where}: {diagnosis.code}" if diagnosis.where and diagnosis.code else "") + ".")
+        if diagnosis.origin:
+            parts.append(f"{origin_words(diagnosis)} {diagnosis.origin}: {diagnosis.origin_code}")
         if diagnosis.relation:
             parts.append(f"What differs: {diagnosis.relation}.")
+    if diagnosis.inputs:
+        parts.append(f"{INPUTS_WORDS} " + "; ".join(diagnosis.inputs) + ".")
+    parts += [f"It uses {made_words(line)}." for line in diagnosis.made]
     return " ".join(parts)
+
+
+INPUTS_WORDS = "Its inputs are not what the reference computes such a step from; they are made at:"
+
+
+def origin_words(diagnosis: Diagnosis) -> str:
+    """How the origin line is introduced: where a wrong shape, or a value the reference never has, is made."""
+    if diagnosis.origin_kind == "value":
+        return "First line of yours whose result the reference never computes (its inputs match the reference's):"
+    return "The wrong shape is made first at"
+
+
+def made_words(line: str) -> str:
+    """``"self.W_o: line 125: code"`` as ``"self.W_o, made at line 125: code"``."""
+    name, _, rest = line.partition(": ")
+    return f"{name}, made at {rest}" if rest else line
 
 
 def lead(diagnosis: Diagnosis) -> list[str]:
@@ -83,7 +104,7 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         lines.append(f"Your code raised an error: {diagnosis.error}")
         if diagnosis.where:
             lines.append(f"At {diagnosis.where}: {diagnosis.code}" if diagnosis.code else f"At {diagnosis.where}")
-    if diagnosis.origin:
+    if diagnosis.origin and diagnosis.origin_kind != "value":
         lines.append(f"The wrong shape is made first at {diagnosis.origin}"
                      + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
     if diagnosis.stage:
@@ -91,6 +112,13 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         lines.append(f"{first}: the {diagnosis.stage}" + (f", in: {diagnosis.checked}" if diagnosis.checked else ""))
         if diagnosis.where and not diagnosis.error:
             lines.append(f"Your line that computes it: {diagnosis.where}" + (f": {diagnosis.code}" if diagnosis.code else ""))
+        if diagnosis.origin and diagnosis.origin_kind == "value":
+            lines.append(f"{origin_words(diagnosis)} {diagnosis.origin}"
+                         + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
         if diagnosis.relation:
             lines.append(f"What differs: {diagnosis.relation}")
+    if diagnosis.inputs:
+        lines.append(INPUTS_WORDS)
+        lines += [f"  {line}" for line in diagnosis.inputs]
+    lines += [f"It uses {made_words(line)}" for line in diagnosis.made]
     return lines

@@ -18,6 +18,7 @@ from grader.sandbox import wire
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 MAX_MESSAGE = 1000  # characters of one error message from the sandbox
+MAX_SHAPES = 4000  # characters of the steps' shapes sent with an error (probing.shapes_text)
 MAX_PLAN_BYTES = 256 * 1024 * 1024  # results of one plan kept in this process; beyond, errors
 MAX_OUTPUT = 20_000  # characters of one module's captured output (the zygote keeps fewer)
 
@@ -233,7 +234,7 @@ def decode_outcome(event: dict, digest: str = "") -> ProbeOutcome:
     passed on by this digest (:mod:`grader.batch.passes`), without writing each value out again to
     hash it: that took about 2 ms a submission."""
     error = event.get("error") if type(event.get("error")) is dict else {}
-    error = {clean(k, 40): clean(v, MAX_MESSAGE) if type(v) is str else v
+    error = {clean(k, 40): clean(v, MAX_SHAPES if k == "shapes" else MAX_MESSAGE) if type(v) is str else v
              for k, v in list(error.items())[:10] if type(v) in (str, bool, int)}
     outcome = event.get("outcome")
     if outcome not in OUTCOMES:

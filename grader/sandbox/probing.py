@@ -148,21 +148,37 @@ def recorded(module=None):
         except BaseException as exc:
             if _sending_steps:  # where the shapes went wrong before it raised (for the diagnosis)
                 with contextlib.suppress(Exception):
-                    setattr(exc, SHAPES, shapes_text(recorder.steps))
+                    setattr(exc, SHAPES, shapes_text(recorder.steps, recorder.raised_from))
             raise
 
 
 SHAPES = "_grader_step_shapes"  # set on an exception that left a recorded block: its steps' shapes
 
 
-def shapes_text(steps: list, limit: int = 990) -> str:
-    """The labels, shapes and lines of recorded steps, ``"view|6x2@mha.py:30 sum|s@mha.py:31"`` (``s``: a scalar),
-    as many as fit in ``limit`` characters (an error's fields are short strings)."""
-    tokens, size = [], 0
-    for step in steps:
-        where = step[2] if len(step) == 3 else ["", 0]
+def shapes_text(steps: list, raised_from=(), limit: int = 3990) -> str:
+    """The steps the call that raised was computed from (``raised_from`` and their ancestors; all
+    steps when it is unknown), each with its index, label, shape, line (and calling line) and parents:
+    ``"!<4,W_o 4:view|6x2@mha.py:30/0<3 3:matmul|6x6@mha.py:29/0<"`` (``s``: a scalar; the first token,
+    ``!``, lists what the call that raised received: steps, and the module's attributes), latest
+    first, as many as fit in ``limit`` characters (``client.MAX_SHAPES``)."""
+    wanted = {p for p in raised_from if type(p) is int}
+    ancestors, frontier = set(), list(wanted)
+    while frontier:
+        i = frontier.pop()
+        if i in ancestors or not 0 <= i < len(steps):
+            continue
+        ancestors.add(i)
+        frontier.extend(p for p in (steps[i][3] if len(steps[i]) > 3 else ()) if type(p) is int)
+    chosen = sorted(ancestors, reverse=True) if ancestors else list(range(len(steps) - 1, -1, -1))
+    received = sorted(wanted) + sorted(p for p in raised_from if type(p) is str and p.isidentifier())
+    tokens = ["!<" + ",".join(str(p) for p in received)] if received else []
+    size = len(tokens[0]) if tokens else 0
+    for i in chosen:
+        step = steps[i]
+        where = step[2] if len(step) > 2 else ["", 0, 0]
+        parents = ",".join(str(p) for p in (step[3] if len(step) > 3 else ()) if type(p) is int)
         label = str(step[0]).replace(" ", "_")[:40]
-        token = f"{label}|{'x'.join(str(n) for n in step[1].shape) or 's'}@{where[0] or '-'}:{where[1]}"
+        token = f"{i}:{label}|{'x'.join(str(n) for n in step[1].shape) or 's'}@{where[0] or '-'}:{'/'.join(str(n) for n in where[1:3])}<{parents}"
         if size + len(token) + 1 > limit or " " in token:
             break
         tokens.append(token)

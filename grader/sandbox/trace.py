@@ -2,7 +2,7 @@
 
 Used by probes (inside the sandbox, around student code) and, identically, by the trusted
 process around the reference and the catalog's mistakes. :func:`traced` runs a call under a
-``TorchFunctionMode`` that notes the floating-point result of every torch function (whatever
+``TorchFunctionMode`` that notes the result (a tensor of any dtype) of every torch function (whatever
 the import style: ``torch.softmax``, ``F.softmax``, ``x.softmax``, ``from torch import
 softmax``, ``@``), the input of every softmax and dropout, and, through forward hooks, what
 each named submodule returns (``W_query``, ``out_proj``, ...). Matmuls with a parameter of
@@ -10,8 +10,13 @@ the module are labelled with that parameter's name (``x @ W_query``).
 
 Each step also notes where the student's code computed it: the line number in the innermost
 frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox),
-else 0. A step is ``[label, tensor, [file name, line]]`` (the file name relative to that folder);
-the grader reads the line's code from its own copy of the submission, never from the sandbox.
+else 0; and what it was computed from: the earlier steps among its arguments (followed through
+the calls that are not kept, such as a boolean mask or a ``.T``), and the module's own tensors
+among them (``"W_query"`` for ``self.W_query`` or its weight, ``"P"`` for a table ``self.P``). A step
+is ``[label, tensor, [file name, line], [parents]]`` (the file name relative to that folder; a
+parent is a step's index or an attribute's name); the grader reads the line's code from its own
+copy of the submission, never from the sandbox. In-place changes (``x.mul_(m)``, ``P[:, 0::2] =
+...``) are steps too: the tensor's value after the change, computed from its value before.
 
 What it returns is plain data: ``{"$traced": value, "steps": [[label, tensor, where], ...]}``,
 which the grading plugin splits again (the test sees ``value``). Only small tensors are kept.
@@ -22,13 +27,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-MAX_STEPS = 160  # steps kept per call
+MAX_STEPS = 240  # steps kept per call
 MAX_ELEMENTS = 4096  # largest tensor kept as a step
 MATMULS = frozenset({"matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "einsum"})
+KEPT_DTYPES = frozenset({torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+                         torch.uint8, torch.bool})  # what may cross the sandbox's border (wire.DTYPES)
 INPUT_OF = frozenset({"softmax", "_softmax", "dropout"})  # also keep what these receive
 
 
@@ -48,52 +56,102 @@ def student_files(folder: str | None):
 
 
 def where_computed() -> list:
-    """``[file name, line]`` of the innermost frame of the student's files, else ``["", 0]``."""
+    """``[file name, line, calling line]`` of the innermost frame of the student's files (the
+    calling line: where the next frame out, in the same file, called it; else 0), else ``["", 0, 0]``."""
     if _student_dir is None:
-        return ["", 0]
+        return ["", 0, 0]
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir):
-            return [os.path.relpath(name, _student_dir)[:100], frame.f_lineno]
+            caller = frame.f_back
+            calling = caller.f_lineno if caller is not None and caller.f_code.co_filename == name else 0
+            return [os.path.relpath(name, _student_dir)[:100], frame.f_lineno, calling]
         frame = frame.f_back
-    return ["", 0]
+    return ["", 0, 0]
 
 
 class Recorder(TorchFunctionMode):
     """Note the result of every torch function called while active (see the module docstring)."""
 
-    def __init__(self, parameters: dict[int, str] | None = None):
+    def __init__(self, parameters: dict[int, str] | None = None, attributes: dict[int, tuple] | None = None):
         super().__init__()
         self.steps: list[list] = []
         self.parameters = parameters or {}
         self.busy = False  # keeping a step: its own copies are not steps
+        # id(tensor) -> (a weak reference to it, what it was computed from: step indices, attribute names)
+        self.made: dict[int, tuple] = {}
+        for key, (tensor_, name) in (attributes or {}).items():
+            self.made[key] = (weakref.ref(tensor_), (name,))
+        # What the call that raised was computed from (for an error: where its wrong shape came from).
+        self.raised_from: tuple = ()
 
-    def keep(self, label: str, value) -> None:
-        """Keep ``value`` as a step called ``label`` if it is a small floating-point tensor."""
-        if (len(self.steps) < MAX_STEPS and isinstance(value, torch.Tensor) and value.is_floating_point()
-                and 0 < value.numel() <= MAX_ELEMENTS):
+    def sources(self, value, depth: int = 0) -> set:
+        """The steps and attributes ``value`` (a tensor, or a list or tuple of them) was computed from."""
+        if isinstance(value, torch.Tensor):
+            entry = self.made.get(id(value))
+            return set(entry[1]) if entry is not None and entry[0]() is value else set()
+        if isinstance(value, (list, tuple)) and depth < 2:
+            found = set()
+            for item in value[:64]:
+                found |= self.sources(item, depth + 1)
+            return found
+        return set()
+
+    def note(self, value, parents) -> None:
+        """Remember that ``value`` was computed from ``parents``."""
+        if isinstance(value, torch.Tensor):
+            try:
+                self.made[id(value)] = (weakref.ref(value), tuple(parents))
+            except TypeError:  # a tensor that takes no weak reference
+                pass
+
+    def keep(self, label: str, value, parents=()) -> int | None:
+        """Keep ``value`` as a step called ``label`` if it is a small tensor (floating point, or a
+        mask or lengths: bool and integers); its index."""
+        if (len(self.steps) < MAX_STEPS and isinstance(value, torch.Tensor) and value.dtype in KEPT_DTYPES
+                and 0 < value.numel() <= MAX_ELEMENTS and value.layout == torch.strided):
             self.busy = True
             try:
                 copy = value.detach().clone()
                 self.steps.append([label, copy if type(copy) is torch.Tensor else copy.as_subclass(torch.Tensor),
-                                   where_computed()])
+                                   where_computed(), sorted(parents, key=str)[:16]])
             finally:
                 self.busy = False
+            return len(self.steps) - 1
+        return None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        result = func(*args, **kwargs)
         name = getattr(func, "__name__", "") or str(func)
-        if self.busy or name in ("__get__", "__set__"):
+        if self.busy:
+            return func(*args, **kwargs)
+        parents = self.sources(list(args) + list(kwargs.values()))
+        try:
+            result = func(*args, **kwargs)
+        except BaseException:
+            self.raised_from = tuple(parents)
+            raise
+        if name in ("__get__", "__set__"):  # .T, .data, .shape: the same values, followed through
+            self.note(result, parents)
             return result
         if name in INPUT_OF and args:
-            self.keep(f"{name} input", args[0])
+            self.keep(f"{name} input", args[0], self.sources(args[0]))
         if name in MATMULS:
             for arg in args:
                 if id(arg) in self.parameters:
                     name = f"x @ {self.parameters[id(arg)]}"
-        self.keep(name, result)
+        if name == "__setitem__" and args and isinstance(args[0], torch.Tensor):
+            result_tensor = args[0]  # the tensor after the change, from its value before and what was put in
+        else:
+            result_tensor = result
+        if isinstance(result_tensor, tuple) and 0 < len(result_tensor) <= 4:  # a GRU's output and state
+            for k, item in enumerate(result_tensor):
+                index = self.keep(f"{name}[{k}]", item, parents)
+                self.note(item, (index,) if index is not None else parents)
+            return result
+        index = self.keep(name, result_tensor, parents)
+        self.note(result_tensor, (index,) if index is not None else parents)
         return result
 
 
@@ -109,11 +167,31 @@ def _hooks(module, recorder: Recorder) -> list:
 
         def hook(_mod, inputs, output, short=short):
             if inputs and isinstance(inputs[0], torch.Tensor):
-                recorder.keep(f"{short} input", inputs[0])
-            recorder.keep(short, output)
+                recorder.keep(f"{short} input", inputs[0], recorder.sources(inputs[0]))
+            index = recorder.keep(short, output, recorder.sources(output))
+            if index is not None:
+                recorder.note(output, (index,))
 
         handles.append(sub.register_forward_hook(hook))
     return handles
+
+
+def attributes_of(module) -> dict[int, tuple]:
+    """``{id(tensor): (tensor, attribute)}`` for the module's own tensors: each parameter and buffer
+    under the name of the attribute that holds it (``W_query`` for ``W_query.weight``), and tensors
+    kept as plain attributes (``self.P``)."""
+    found: dict[int, tuple] = {}
+    if not isinstance(module, torch.nn.Module):
+        return found
+    try:
+        named = [*module.named_parameters(), *module.named_buffers()]
+        named += [(key, value) for key, value in vars(module).items() if isinstance(value, torch.Tensor)]
+    except Exception:  # noqa: BLE001 - a module of the student's making
+        return found
+    for name, value in named[:256]:
+        if isinstance(name, str) and isinstance(value, torch.Tensor):
+            found.setdefault(id(value), (value, name.split(".", 1)[0][:40]))
+    return found
 
 
 @contextlib.contextmanager
@@ -122,7 +200,7 @@ def recording(module=None):
     parameters = {}
     if isinstance(module, torch.nn.Module):
         parameters = {id(p): name.rsplit(".", 1)[-1] for name, p in module.named_parameters()}
-    recorder = Recorder(parameters)
+    recorder = Recorder(parameters, attributes_of(module))
     handles = _hooks(module, recorder)
     try:
         with recorder:

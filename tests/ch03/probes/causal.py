@@ -16,7 +16,9 @@ CLASS = "CausalAttention"
 def masks(student, sizes):
     """simple_causal_mask(n) for every n in ``sizes``."""
     make = probing.part(student, "simple_causal_mask", "function")
-    return [probing.tensor(probing.call(make, n), f"simple_causal_mask({n})") for n in sizes]
+    with probing.recorded_if_sent() as recorder:
+        found = [probing.tensor(make(n), f"simple_causal_mask({n})") for n in sizes]
+    return probing.with_steps(found, recorder)
 
 
 def _unchanged_input(student, function: str, given, *args):

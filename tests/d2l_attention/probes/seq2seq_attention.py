@@ -49,8 +49,10 @@ def decode(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, train
     state = start(module, enc_outputs, enc_state, enc_valid_lens)
     if before is not None:
         step(module, before, state)
-    output, new_state = step(module, X, state)
-    return {"init": state, "output": output, "state": new_state, "weights": kept_weights(module)}
+    with probing.recorded_if_sent(module) as recorder:
+        output, new_state = step(module, X, state)
+    return probing.with_steps({"init": state, "output": output, "state": new_state, "weights": kept_weights(module)},
+                              recorder)
 
 
 def decode_twice(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens):
@@ -66,8 +68,9 @@ def book_example(student, args, seed, X):
     encoder = probing.build(student, ENCODER, *args, train=False)
     decoder = probing.build(student, DECODER, *args, train=False)
     state = as_list(probing.call(decoder.init_state, probing.call(encoder, X), None), "init_state's result")
-    output, new_state = step(decoder, X, state)
-    return {"output": output, "state": new_state, "weights": kept_weights(decoder)}
+    with probing.recorded_if_sent(decoder) as recorder:
+        output, new_state = step(decoder, X, state)
+    return probing.with_steps({"output": output, "state": new_state, "weights": kept_weights(decoder)}, recorder)
 
 
 def parameters(student, args, seed):

@@ -1,0 +1,306 @@
+"""Where a wrong value (or a wrong shape) was made first: walk back through what each step was computed from.
+
+The sandbox records, for each step of the student's computation, the earlier steps it was
+computed from (:mod:`grader.sandbox.trace`). A step is *known* when its value (or, for an error,
+its shape) is one the reference computes on the same inputs at some step of its own. From a step
+that differs, :func:`first_unknown` walks back through its parents while they too are unknown;
+the steps where the walk stops are computed from known values alone, so it is their own line
+that first makes something the reference never makes. That is a fact about the student's values,
+not a guess: the diagnosis shows that line, and names no cause.
+
+Layout steps (a transpose, a permute, a view ...) are known when they hold a reference value with
+its dimensions in another order: a student may lay out an intermediate otherwise than the
+reference and be right, so such a step is never shown as the origin.
+
+Also here: the lines of the student's file that make what a line uses besides tensors (an
+attribute, ``self.W_o = nn.Linear(...)``; a number, ``d = keys.shape[1]``) and the whole statement
+a line belongs to, read from the text of the taken file with :mod:`ast` (never run).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from grader.diagnosis.catalog import same_tensor
+
+LAYOUT = frozenset({"transpose", "permute", "t", "view", "reshape", "contiguous", "unsqueeze", "squeeze",
+                    "flatten", "unflatten", "expand", "expand_as", "repeat", "movedim", "swapaxes", "mT", "T",
+                    "__getitem__", "clone", "to", "float", "double"})
+MAX_LINES = 5  # lines shown for how an attribute is made
+
+
+class KnownValues:
+    """The values the reference computes (its steps, and its output), looked up by size. Masks and
+    lengths (bool and integer steps) are compared as numbers."""
+
+    def __init__(self, reference_steps: list, extra=()):
+        self.steps = reference_steps
+        self.by_size: dict[int, list[tuple[int, torch.Tensor]]] = {}
+        values = [(i, s[1]) for i, s in enumerate(reference_steps)] + [(-1, t) for t in extra]
+        for i, value in values:
+            if isinstance(value, torch.Tensor) and value.numel() and not value.is_complex():
+                self.by_size.setdefault(value.numel(), []).append((i, value.detach().double()))
+
+    def matching(self, value: torch.Tensor, layout: bool = False, exact: bool = False) -> list[int]:
+        """The reference's steps holding ``value`` (-1: its output): the same numbers in the same order
+        (``exact``: and the same shape; ``layout``: or with the dimensions in another order)."""
+        found = []
+        value = value.detach().double()
+        for i, known in self.by_size.get(value.numel(), ()):
+            if exact and tuple(known.shape) != tuple(value.shape):
+                continue
+            if same_tensor(value.reshape(known.shape), known):
+                found.append(i)
+            elif layout and not exact and known.dim() <= 4:
+                if any(same_tensor(value.reshape(known.permute(order).shape), known.permute(order))
+                       for order in itertools.permutations(range(known.dim()))):
+                    found.append(i)
+        return found
+
+    def holds(self, value, layout: bool = False) -> bool:
+        """Whether ``value`` is one of the reference's values (a scalar is never judged)."""
+        if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
+            return True
+        return bool(self.matching(value, layout))
+
+    def feeds(self, i: int) -> set[int]:
+        """What the reference's step ``i`` was computed from, through its layout steps."""
+        found, frontier = set(), list(self._parents(i))
+        while frontier:
+            j = frontier.pop()
+            if j in found:
+                continue
+            found.add(j)
+            if self.steps[j][0] in LAYOUT:
+                frontier.extend(self._parents(j))
+        return found
+
+    def _parents(self, i: int) -> list[int]:
+        step = self.steps[i] if 0 <= i < len(self.steps) else []
+        return [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
+
+
+@dataclass
+class Origin:
+    """Where a wrong value was first made: the student's step, and whether what it was computed
+    from are values the reference computes and combines at one of its steps (``same_inputs``:
+    then this line's own operation makes the difference); else the steps it was computed from."""
+
+    step: int
+    same_inputs: bool
+    inputs: list[int]
+
+
+def first_unknown(start, parents_of, known) -> int | None:
+    """The earliest step where a walk back from the unknown steps of ``start`` stops: an unknown
+    step whose parent steps are all known (``parents_of(i)``: step indices and attribute names;
+    ``known(i)``); None when every step of ``start`` is known."""
+    roots, seen = [], set()
+    frontier = [i for i in start if not known(i)]
+    while frontier:
+        i = frontier.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        wrong = [p for p in parents_of(i) if type(p) is int and not known(p)]
+        if wrong:
+            frontier.extend(wrong)
+        else:
+            roots.append(i)
+    return min(roots) if roots else None
+
+
+def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Origin | None:
+    """Where the value at ``steps[start]`` first went wrong (see the module docstring)."""
+    values = KnownValues(reference_steps, extra)
+
+    def known(i: int) -> bool:
+        return values.holds(steps[i][1], layout=steps[i][0] in LAYOUT) if 0 <= i < len(steps) else True
+
+    def parents_of(i: int) -> list:
+        return [p for p in steps[i][3] if type(p) is not int or p < i] if len(steps[i]) > 3 else []
+
+    root = first_unknown([start], parents_of, known)
+    if root is None:
+        return None
+    inputs = sorted({p for p in parents_of(root) if type(p) is int})
+    matched = [values.matching(steps[p][1], exact=True) for p in inputs if steps[p][1].numel() > 1]
+    same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
+    if same:
+        return Origin(root, True, [])
+    # What it was computed from, and the layout steps those came through (a permute before a view).
+    shown, frontier = [], list(reversed(inputs))
+    while frontier and len(shown) < 8:
+        i = frontier.pop()
+        if i not in shown:
+            shown.append(i)
+            if steps[i][0] in LAYOUT and not values.matching(steps[i][1], exact=True):
+                frontier.extend(p for p in parents_of(i) if type(p) is int)
+    return Origin(root, False, shown)
+
+
+def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:
+    """Whether the reference's step ``q`` is computed from all the matched values, each from a
+    different value of its own (the queries and the keys, not the keys twice)."""
+    feeds = values.feeds(q)
+    options = [[i for i in m if i in feeds] for m in matched]
+    if not all(options):
+        return False
+
+    def assign(k: int, taken: list) -> bool:
+        if k == len(options):
+            return True
+        for i in options[k]:
+            value = values.steps[i][1]
+            if not any(t.shape == value.shape and same_tensor(t.double(), value.double()) for t in taken):
+                if assign(k + 1, taken + [value]):
+                    return True
+        return False
+
+    return assign(0, [])
+
+
+def shape_origin(steps: dict, raised: list, reference_steps: list) -> int | None:
+    """The student's step (an index of ``steps``: ``{index: [label, shape, where, parents]}``) where
+    a shape the reference never makes is made first, walking back from what the call that raised
+    received (``raised``)."""
+    shapes: dict[str, set] = {}
+    for step in reference_steps:
+        if isinstance(step[1], torch.Tensor):
+            shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
+    every = set().union(*shapes.values()) if shapes else set()
+
+    def known(i: int) -> bool:  # a shape the reference's steps of its kind have (any step's, for a kind it never takes)
+        if i not in steps or len(steps[i][1]) == 0:
+            return True
+        return tuple(steps[i][1]) in shapes.get(steps[i][0], every)
+
+    def parents_of(i: int) -> list:
+        return [p for p in steps[i][3] if type(p) is not int or p < i]
+
+    return first_unknown(raised, parents_of, known)
+
+
+# -- the lines that make what a line uses ----------------------------------------------------------------
+def _tree(path: Path):
+    try:
+        text = path.read_text(errors="replace")
+        return text.splitlines(), ast.parse(text)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None, None
+
+
+def statement_at(path: Path, line: int) -> str:
+    """The simple statement of ``path`` that holds ``line``, on one line (a call written over three
+    lines is shown whole); the line alone when it is not inside one (at most 200 characters)."""
+    lines, tree = _tree(path)
+    if not lines or not 0 < line <= len(lines):
+        return ""
+    best = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.stmt) and not hasattr(node, "body") and node.lineno <= line <= (node.end_lineno or node.lineno)
+                    and (best is None or (node.end_lineno - node.lineno) < (best.end_lineno - best.lineno))):
+                best = node
+    if best is None or best.end_lineno - best.lineno > 6:
+        return lines[line - 1].strip()[:200]
+    return statement(lines, best.lineno, best.end_lineno)
+
+
+def statement(lines: list[str], first: int, last: int) -> str:
+    """The text of a statement over lines ``first`` to ``last``, on one line (at most 200 characters)."""
+    return " ".join(line.strip() for line in lines[first - 1:last])[:200]
+
+
+def made_at(path: Path, line: int, code: str, computed: set) -> dict[str, list[tuple[int, str]]]:
+    """What ``code`` (at ``line`` of ``path``) uses besides tensors, and the lines that make it:
+    ``self.NAME``, made in another method of the class (``self.NAME = ...``, ``self.NAME[...] =
+    ...``, ``register_buffer("NAME", ...)``, and the lines there assigning the locals those use);
+    and each local name last assigned before ``line`` in the same function on a line where no
+    tensor was computed (``computed``: the lines of the student's steps), a plain number."""
+    lines, tree = _tree(path)
+    if tree is None:
+        return {}
+    names, plain = _names_on(code)
+    found: dict[str, list[tuple[int, str]]] = {}
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        if not function.lineno <= line <= (function.end_lineno or function.lineno):
+            continue
+        for name in plain:
+            assigned = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and n.lineno < line
+                        and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+            last = max(assigned, key=lambda n: n.lineno, default=None)
+            if last is not None and not set(range(last.lineno, last.end_lineno + 1)) & computed:
+                found[name] = [(last.lineno, statement(lines, last.lineno, last.end_lineno))]
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        if not cls.lineno <= line <= (cls.end_lineno or cls.lineno):
+            continue
+        for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            inside = method.lineno <= line <= (method.end_lineno or method.lineno)  # the method that uses it: lines before
+            for name in names:
+                made = [(n, statement(lines, n, end)) for n, end in _making_lines(method, name)
+                        if 0 < n <= len(lines) and not (inside and n >= line)]
+                if made:
+                    found.setdefault(f"self.{name}", []).extend(made)
+    return {name: sorted(set(made))[:MAX_LINES] for name, made in found.items()}
+
+
+def _names_on(code: str) -> tuple[list[str], list[str]]:
+    """The attributes ``self.NAME`` and the plain names read on one line of code, in order."""
+    text = code.strip()
+    tree = None
+    for attempt in (text, text.removeprefix("return ").strip()):
+        try:
+            tree = ast.parse(attempt)
+            break
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    if tree is None:
+        return [], []
+    attributes, plain = [], []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+                and node.attr not in attributes):
+            attributes.append(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id != "self" and node.id not in plain:
+            plain.append(node.id)
+    return attributes, plain
+
+
+def _making_lines(method, name: str) -> list[tuple[int, int]]:
+    """The statements (first and last line) of ``method`` that make ``self.<name>``, and those
+    assigning the locals they use."""
+    making, used = [], set()
+    for node in ast.walk(method):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        if any(_is_self_attribute(t, name) for t in targets):
+            making.append((node.lineno, node.end_lineno or node.lineno))
+            used |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} if node.value else set()
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("register_buffer", "register_parameter") and node.args
+              and isinstance(node.args[0], ast.Constant) and node.args[0].value == name):
+            making.append((node.lineno, node.end_lineno or node.lineno))
+            used |= {n.id for a in node.args[1:] for n in ast.walk(a) if isinstance(n, ast.Name)}
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in used for t in node.targets):
+            making.append((node.lineno, node.end_lineno or node.lineno))
+    return sorted(set(making))
+
+
+def _is_self_attribute(target, name: str) -> bool:
+    """``self.<name>`` or ``self.<name>[...]`` (a tuple of targets: any of them)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_is_self_attribute(t, name) for t in target.elts)
+    if isinstance(target, ast.Subscript):
+        target = target.value
+    return (isinstance(target, ast.Attribute) and target.attr == name and isinstance(target.value, ast.Name)
+            and target.value.id == "self")
