@@ -219,3 +219,9 @@ def test_public_multihead_names_the_layer_of_the_wrong_input_size(suites):
     found = failure(suites["public_multihead"].test_layer_sizes, mine, reference)
     assert found.message == "W_k.weight has shape (12, 5): W_k takes inputs of 5 features, expected key_size = 6"
     assert found.feedback.hint.startswith("W_k = nn.Linear(key_size, num_hiddens")
+
+
+def test_public_multihead_names_a_parameter_the_reference_does_not_have(suites):
+    reference = [["W_q.weight", [12, 5]], ["W_k.weight", [12, 6]], ["W_v.weight", [12, 7]], ["W_o.weight", [12, 12]]]
+    found = failure(suites["public_multihead"].test_layer_sizes, [*reference, ["W_o.bias", [12]]], reference)
+    assert found.message.endswith(": unexpected W_o.bias")

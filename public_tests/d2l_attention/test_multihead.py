@@ -1,4 +1,4 @@
-"""Public tests for multi-head attention: the reshaping helpers and the book's shapes.
+"""Public tests for multi-head attention: the reshaping helpers, the book's shapes, the layers' sizes.
 
 Here MultiHeadAttention runs on YOUR DotProductAttention from scoring.py; on GitHub it is
 graded with the reference one, so a mistake in scoring.py costs points only once.
@@ -62,4 +62,17 @@ def test_layer_sizes(probed, reference):
                 f"features, expected {name} = {size}", what=what,
                 hint=f"{layer} = nn.Linear({name}, num_hiddens, bias=bias): it projects the "
                      f"{name.split('_')[0]}s, of {name} features.")
+    require_same_names(shapes, reference, what)
     same(probed, reference, what=what)
+
+
+def require_same_names(shapes: dict, reference: list, what: str) -> None:
+    """The parameters' names are the reference's: else say which are missing and which are not expected."""
+    if not shapes:
+        return
+    expected = [name for name, _ in reference]
+    missing = [name for name in expected if name not in shapes]
+    extra = [str(name) for name in shapes if name not in expected]
+    said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
+                                       extra and "unexpected " + ", ".join(extra)) if text)
+    require(not said, f"{what}: {said}"[:300], what=what)

@@ -1,4 +1,5 @@
-"""Public tests for Bahdanau attention: the book's shapes, the attention weights per step, BLEU.
+"""Public tests for Bahdanau attention: the book's shapes, the attention weights per step, BLEU, the
+decoder's parameters.
 
 Here the decoder runs on YOUR AdditiveAttention from scoring.py; on GitHub it is graded
 with the reference one, so a mistake in scoring.py costs points only once.
@@ -109,4 +110,17 @@ def test_decoder_parameters(probed, reference):
             "numbers, expected 8 + 16 = 24 (the embedded token and the context)", what=what,
             hint="rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout): at every step its "
                  "input is the context and the embedded token, concatenated.")
+    require_same_names(shapes, reference, what)
     same(probed, reference, what=what)
+
+
+def require_same_names(shapes: dict, reference: list, what: str) -> None:
+    """The parameters' names are the reference's: else say which are missing and which are not expected."""
+    if not shapes:
+        return
+    expected = [name for name, _ in reference]
+    missing = [name for name in expected if name not in shapes]
+    extra = [str(name) for name in shapes if name not in expected]
+    said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
+                                       extra and "unexpected " + ", ".join(extra)) if text)
+    require(not said, f"{what}: {said}"[:300], what=what)
