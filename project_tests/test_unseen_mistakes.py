@@ -22,7 +22,7 @@ _spec.loader.exec_module(unseen)
 
 MISTAKES = unseen.load()
 # Not a mistake after all: the textbook's own Exercise 3.1 solution assigns new nn.Parameter
-# objects; the hidden grade accepts it, the public check asks for the stub's stricter way.
+# objects; the hidden grade and the public check both accept it.
 THE_BOOKS_OWN_ANSWER = {"wt-value-new-parameter"}
 
 
@@ -39,7 +39,7 @@ def test_no_mistake_goes_undetected_and_none_breaks_the_grader(graded, where):
     undetected, broken, two_stories = [], [], []
     for m in MISTAKES:
         view = unseen.module_view(graded[where][m["id"]], m["module"])
-        if view["score"] >= view["max_score"] and not (where == "hidden" and m["id"] in THE_BOOKS_OWN_ANSWER):
+        if view["score"] >= view["max_score"] and m["id"] not in THE_BOOKS_OWN_ANSWER:
             undetected.append(m["id"])
         if view["grader_errors"]:
             broken.append(m["id"])

@@ -34,7 +34,12 @@ def test_multi_head_attention_textbook(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("exercise_3_2", seed=123, x=BATCH)
 def test_exercise_3_2(probed):
-    close(probed[0] if getattr(probed, "dim", lambda: 0)() == 3 else probed, EXERCISE_3_2,
+    require(probed["type"] == "MultiHeadAttentionWrapper" and probed["heads"] == 2,
+            f"expected a MultiHeadAttentionWrapper with 2 heads, got a {probed['type']} with {probed['heads']} heads",
+            what="exercise_3_2_wrapper(3, 6)", hint="Return MultiHeadAttentionWrapper(d_in, ..., context_length, dropout, "
+                                                    "num_heads=2).")
+    out = probed["out"]
+    close(out[0] if out.dim() == 3 else out, EXERCISE_3_2,
           what="exercise_3_2_wrapper(3, 6)(batch), first batch item (the book's published notebook prints a stale "
                "output from an older softmax(dim=1) version; these values are the correct ones)")
 
@@ -107,7 +112,16 @@ def test_multi_head_attention_dropout(probed, reference):
 @pytest.mark.points(1)
 @pytest.mark.probe("structure", cls="MultiHeadAttention", args=[4, 6, 5, 0.0, 3])
 def test_multi_head_attention_mask_is_a_buffer(probed, reference):
-    same(probed, reference, what="MultiHeadAttention(4, 6, 5, 0.0, 3): the names of its buffers and state_dict entries")
+    what = "MultiHeadAttention(4, 6, 5, 0.0, 3): the names of its buffers and state_dict entries"
+    for part in ("buffers", "state_dict"):  # which names differ, where both are lists of names
+        mine = probed.get(part) if isinstance(probed, dict) else None
+        if isinstance(mine, list):
+            missing = [name for name in reference[part] if name not in mine]
+            extra = [str(name) for name in mine if name not in reference[part]]
+            said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
+                                               extra and "unexpected " + ", ".join(extra)) if text)
+            require(not said, f"{what}: {part} has {said}"[:300], what=what)
+    same(probed, reference, what=what)
 
 
 @pytest.mark.points(1)

@@ -1,4 +1,4 @@
-"""Public tests for multi-head attention: the reshaping helpers and the book's shapes.
+"""Public tests for multi-head attention: the reshaping helpers, the book's shapes, the layers' sizes.
 
 Here MultiHeadAttention runs on YOUR DotProductAttention from scoring.py; on GitHub it is
 graded with the reference one, so a mistake in scoring.py costs points only once.
@@ -47,3 +47,32 @@ def test_multi_head_attention_other_sizes(probed, reference):
     same(probed, reference, what="torch.manual_seed(7); MultiHeadAttention(key_size=6, query_size=5, value_size=7, "
                                  "num_hiddens=12, num_heads=3, dropout=0.5) in eval mode on queries (2, 4, 5), keys "
                                  "(2, 6, 6), values (2, 6, 7), valid_lens [2, 5]")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("parameters", args=[6, 5, 7, 12, 3, 0.5])
+def test_layer_sizes(probed, reference):
+    what = ("MultiHeadAttention(key_size=6, query_size=5, value_size=7, num_hiddens=12, num_heads=3, dropout=0.5): "
+            "its parameters' names and shapes, in creation order")
+    shapes = dict((name, shape) for name, shape in probed) if isinstance(probed, list) else {}
+    for layer, size, name in (("W_q", 5, "query_size"), ("W_k", 6, "key_size"), ("W_v", 7, "value_size")):
+        weight = shapes.get(f"{layer}.weight")
+        require(not (isinstance(weight, list) and len(weight) == 2 and weight[1] != size),
+                f"{layer}.weight has shape {tuple(weight or ())}: {layer} takes inputs of {(weight or [0, 0])[-1]} "
+                f"features, expected {name} = {size}", what=what,
+                hint=f"{layer} = nn.Linear({name}, num_hiddens, bias=bias): it projects the "
+                     f"{name.split('_')[0]}s, of {name} features.")
+    require_same_names(shapes, reference, what)
+    same(probed, reference, what=what)
+
+
+def require_same_names(shapes: dict, reference: list, what: str) -> None:
+    """The parameters' names are the reference's: else say which are missing and which are not expected."""
+    if not shapes:
+        return
+    expected = [name for name, _ in reference]
+    missing = [name for name in expected if name not in shapes]
+    extra = [str(name) for name in shapes if name not in expected]
+    said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
+                                       extra and "unexpected " + ", ".join(extra)) if text)
+    require(not said, f"{what}: {said}"[:300], what=what)

@@ -1,4 +1,5 @@
-"""Public tests for Bahdanau attention: the book's shapes, the attention weights per step, BLEU.
+"""Public tests for Bahdanau attention: the book's shapes, the attention weights per step, BLEU, the
+decoder's parameters.
 
 Here the decoder runs on YOUR AdditiveAttention from scoring.py; on GitHub it is graded
 with the reference one, so a mistake in scoring.py costs points only once.
@@ -19,6 +20,11 @@ LENS = torch.tensor([7, 3, 5, 1])
 def test_book_shapes(probed):
     got = (probed["output_shape"], probed["state_length"], probed["state_shapes"])
     expected = ([4, 7, 10], 3, [[4, 7, 16], [2, 4, 16]])
+    require(got[0] != [7, 4, 10], "the output has shape (7, 4, 10): (num_steps, batch_size, vocab_size), not "
+            "(batch_size, num_steps, vocab_size)", what="Seq2SeqAttentionDecoder(10, 8, 16, 2)(X of shape (4, 7), state)",
+            expected="output (4, 7, 10)", actual="output (7, 4, 10)",
+            hint="outputs are (batch_size, num_steps, vocab_size): apply dense to the concatenated GRU outputs "
+                 "(num_steps, batch_size, num_hiddens), then permute(1, 0, 2).")
     require(got == expected, "the shapes differ from the book's",
             what="Seq2SeqEncoder(10, 8, 16, 2), Seq2SeqAttentionDecoder(10, 8, 16, 2), X zeros (4, 7)",
             expected="output (4, 7, 10); state of 3 items, state[0] (4, 7, 16), state[1] (2, 4, 16)",
@@ -68,9 +74,53 @@ def test_second_call(probed, reference):
                                  "hidden state and attention weights (one per step of that call)")
 
 
+# Each case of test_bleu_repeated_ngrams_and_lengths, worked out by hand (the value itself is the reference's).
+BLEU_CASES = [
+    ("a a a b", "a b c d", 2, "p_1 = 2/4 (\"a\" counts once: the label has one), p_2 = 1/3 (only \"a b\" is in the label); "
+     "equal lengths, so no penalty: BLEU = (2/4) ** (1/2) * (1/3) ** (1/4)."),
+    ("a b c", "a b c d e f", 2, "p_1 = 3/3 and p_2 = 2/2, but the prediction has 3 tokens and the label 6: the penalty "
+     "is exp(min(0, 1 - 6/3)) = exp(-1): BLEU = 0.3679."),
+    ("a b c d e f", "a b c", 2, "p_1 = 3/6, p_2 = 2/5; the prediction is longer than the label, so no penalty "
+     "(exp(min(0, 1 - 3/6)) = 1): BLEU = (3/6) ** (1/2) * (2/5) ** (1/4)."),
+    ("the cat the cat sat", "the cat sat on the mat", 3, "p_1 = 4/5, p_2 = 2/4, p_3 = 1/3 (clipped counts); 5 tokens "
+     "against 6: the penalty is exp(1 - 6/5): BLEU = exp(-0.2) * (4/5) ** (1/2) * (2/4) ** (1/4) * (1/3) ** (1/8)."),
+]
+
+
 @pytest.mark.points(1)
-@pytest.mark.probe("scores", cases=[["a a a b", "a b c d", 2], ["a b c", "a b c d e f", 2], ["a b c d e f", "a b c", 2],
-                                    ["the cat the cat sat", "the cat sat on the mat", 3]])
+@pytest.mark.probe("scores", cases=[list(case[:3]) for case in BLEU_CASES])
 def test_bleu_repeated_ngrams_and_lengths(probed, reference):
-    same(probed, reference, what="bleu(pred, label, k) for ('a a a b', 'a b c d', 2), ('a b c', 'a b c d e f', 2), "
-                                 "('a b c d e f', 'a b c', 2), ('the cat the cat sat', 'the cat sat on the mat', 3)")
+    require(isinstance(probed, list) and len(probed) == len(BLEU_CASES), "bleu should give one number per case",
+            what="bleu(pred, label, k)")
+    for (pred, label, k, worked), mine, theirs in zip(BLEU_CASES, probed, reference, strict=True):
+        require(type(mine) in (int, float) and abs(mine - theirs) <= 1e-4,
+                f"bleu({pred!r}, {label!r}, {k}): expected {theirs:.4f}, got {mine!r}"[:300],
+                what=f"bleu({pred!r}, {label!r}, {k})", expected=f"{theirs:.4f}", actual=repr(mine)[:80],
+                hint=f"Worked out: {worked}")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("parameters", args=[10, 8, 16, 2])
+def test_decoder_parameters(probed, reference):
+    what = "Seq2SeqAttentionDecoder(10, 8, 16, 2): its parameters' names and shapes, in creation order"
+    shapes = dict((name, shape) for name, shape in probed) if isinstance(probed, list) else {}
+    gru_input = shapes.get("rnn.weight_ih_l0")
+    require(not (isinstance(gru_input, list) and len(gru_input) == 2 and gru_input[0] == 3 * 16 and gru_input[1] != 8 + 16),
+            f"rnn.weight_ih_l0 has shape {tuple(gru_input or ())}: the GRU takes inputs of {(gru_input or [0, 0])[1]} "
+            "numbers, expected 8 + 16 = 24 (the embedded token and the context)", what=what,
+            hint="rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout): at every step its "
+                 "input is the context and the embedded token, concatenated.")
+    require_same_names(shapes, reference, what)
+    same(probed, reference, what=what)
+
+
+def require_same_names(shapes: dict, reference: list, what: str) -> None:
+    """The parameters' names are the reference's: else say which are missing and which are not expected."""
+    if not shapes:
+        return
+    expected = [name for name, _ in reference]
+    missing = [name for name in expected if name not in shapes]
+    extra = [str(name) for name in shapes if name not in expected]
+    said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
+                                       extra and "unexpected " + ", ".join(extra)) if text)
+    require(not said, f"{what}: {said}"[:300], what=what)

@@ -49,9 +49,16 @@ def wrapper_heads(student, seed, args, kwargs):
 
 
 def exercise_3_2(student, seed, x):
-    """``exercise_3_2_wrapper(3, 6)`` built right after ``torch.manual_seed(seed)``, applied to ``x``."""
+    """``exercise_3_2_wrapper(3, 6)`` built right after ``torch.manual_seed(seed)``: its class, its number
+    of heads, and its output on ``x`` (with the steps it took)."""
     module = probing.build(student, "exercise_3_2_wrapper", 3, 6, seed=seed, train=False, kind="function")
-    return probing.traced(module, x)
+    with probing.student_code():
+        heads = getattr(module, "heads", None)
+        count = len(heads) if isinstance(heads, (list, tuple, nn.ModuleList)) else None
+    with probing.recorded_if_sent(module) as recorder:
+        out = module(x)
+    return probing.with_steps({"type": type(module).__name__[:80], "heads": count,
+                               "out": probing.tensor(out, "the output of forward")}, recorder)
 
 
 def parameter_count(student):

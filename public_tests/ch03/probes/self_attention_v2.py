@@ -20,3 +20,23 @@ def parameters(student, seed, d_in, d_out):
     found = {name: probing.attribute(module, f"{name}.weight") for name in NAMES}
     plain = {name: torch.Tensor.detach(v) if isinstance(v, torch.Tensor) else v for name, v in found.items()}
     return {name: probing.tensor(value, f"self.{name}.weight") for name, value in plain.items()}
+
+
+def layers(student, d_in, d_out):
+    """What each of W_query, W_key, W_value is in ``SelfAttention_v2(d_in, d_out)`` and in
+    ``SelfAttention_v2(d_in, d_out, qkv_bias=True)``: its kind, its sizes and whether it has a bias."""
+    found = {}
+    for qkv_bias in (False, True):
+        module = probing.build(student, "SelfAttention_v2", d_in, d_out, seed=0,
+                               kwargs={"qkv_bias": True} if qkv_bias else None)
+        with probing.student_code():
+            found[str(qkv_bias)] = {name: describe(getattr(module, name, None)) for name in NAMES}
+    return found
+
+
+def describe(layer):
+    """A layer's kind and, for nn.Linear, its sizes and whether it has a bias (structure, no values)."""
+    if not isinstance(layer, torch.nn.Linear):
+        return {"kind": "missing" if layer is None else type(layer).__name__[:80]}
+    return {"kind": "Linear", "sizes": [int(layer.in_features), int(layer.out_features)],
+            "bias": isinstance(layer.bias, torch.Tensor)}

@@ -34,16 +34,16 @@ def transfer(student, seed, d_in, d_out):
 
 
 def effects(student, seed, d_in, d_out):
-    """What the copy leaves behind: whether sa_v1 keeps its own Parameter objects, and sa_v2's
-    parameters (names and weights) afterwards with those before."""
+    """What the copy leaves behind: what sa_v1's attributes are (nn.Parameters?) and its parameters'
+    names, and sa_v2's parameters (names and weights) afterwards with those before."""
     v1, v2 = stand_ins(seed, d_in, d_out)
-    before = {name: getattr(v1, name) for name in NAMES}
     v2_before = {name: getattr(v2, name).weight.detach().clone() for name in NAMES}
     probing.call(probing.part(student, "copy_v2_weights_into_v1", "function"), v1, v2)
     with probing.student_code():
         after = {name: getattr(v2, name, None) for name in NAMES}
         return {
-            "v1_kept": {name: getattr(v1, name, None) is before[name] for name in NAMES},
+            "v1_kinds": {name: type(getattr(v1, name, None)).__name__[:80] for name in NAMES},
+            "v1_names": sorted(name for name, _ in v1.named_parameters()),
             "v2_names": sorted(name for name, _ in v2.named_parameters()),
             "v2_unchanged": {name: isinstance(getattr(after[name], "weight", None), torch.Tensor)
                              and tuple(after[name].weight.shape) == tuple(v2_before[name].shape)

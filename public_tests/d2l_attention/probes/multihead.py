@@ -19,3 +19,10 @@ def attend(student, args, seed, queries, keys, values, valid_lens):
     """``MultiHeadAttention(*args)`` built right after ``torch.manual_seed(seed)``, in eval mode."""
     module = probing.build(student, "MultiHeadAttention", *args, seed=seed, train=False)
     return probing.traced(module, queries, keys, values, valid_lens)
+
+
+def parameters(student, args):
+    """The names and shapes of ``MultiHeadAttention(*args)``'s parameters, in creation order."""
+    module = probing.build(student, "MultiHeadAttention", *args, seed=0, train=False)
+    with probing.student_code():
+        return [[str(name)[:80], [int(n) for n in p.shape]] for name, p in module.named_parameters()]

@@ -48,3 +48,10 @@ def teacher_forced(student, seed, X, enc_valid_lens, calls=1):
             "hidden_state": probing.tensor(new_state[1], "state[1], the hidden state") if len(new_state) > 1 else None,
             "valid_lens_in_state": probing.tensor_or_none(new_state[2]) if len(new_state) > 2 else None,
             "weights": [probing.tensor(w, "an attention weight") for w in weights]}
+
+
+def parameters(student, args):
+    """The names and shapes of ``Seq2SeqAttentionDecoder(*args)``'s parameters, in creation order."""
+    module = probing.build(student, "Seq2SeqAttentionDecoder", *args, seed=0, train=False)
+    with probing.student_code():
+        return [[str(name)[:80], [int(n) for n in p.shape]] for name, p in module.named_parameters()]
