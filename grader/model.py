@@ -56,7 +56,9 @@ class Diagnosis(Comparison):
     # of yours is the expected one times 2: a constant factor").
     relation: str = ""
     # For a value that differs: the line that first makes a value the reference never computes,
-    # walking back from the differing step ("value"); for an error, where the shape went wrong ("shape").
+    # walking back from the differing step ("value": from values the reference combines at one of its
+    # steps too; "combination": from values it never combines so); for an error, where the shape
+    # went wrong ("shape").
     origin: str = ""
     origin_code: str = ""
     origin_kind: str = "shape"

@@ -18,7 +18,7 @@ from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
 from grader.diagnosis.localize import OUTPUT, first_difference, shape_departure, stages
-from grader.diagnosis.origin import MAX_LINES, made_at, shape_origin, statement_at, value_origin
+from grader.diagnosis.origin import MAX_LINES, called_on, made_at, shape_origin, statement_at, value_origin
 from grader.diagnosis.relations import relation
 from grader.model import Diagnosis
 
@@ -183,18 +183,20 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     steps, raised = parse_failure(run.shapes)
     reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs)) if steps and source is not None else None
     raised_at = diagnosis.where.split(", in ")[0]
+    computed = [[None, None, where] for _, _, where, _ in steps.values()]
     for departs in _shape_departures(steps, raised, reference_steps or []):
         at, code = line_at(steps[departs][2], folder, stem)
         if at and at != raised_at:
             shape = tuple(steps[departs][1])
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
+            _uses_made(diagnosis, stem, at, code, computed, folder, layers=[])  # the numbers it sizes things by
             return
-    # What the line that raised uses: the attributes the call that raised received (a layer's
-    # weight), or, when no steps were recorded at all (in __init__), every attribute on the line.
-    attributes = [p for p in raised if type(p) is str]
-    if diagnosis.code and raised_at.startswith(f"{stem}.py, line ") and (attributes or not steps):
-        computed = [[None, None, where] for _, _, where, _ in steps.values()]
-        _uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, only=attributes or None)
+    # What the line that raised uses besides tensors (a number, an attribute such as self.head_dim);
+    # a layer it calls (self.W_k) only when that layer's own tensors went into the call that raised,
+    # or when no steps were recorded at all (in __init__).
+    if diagnosis.code and raised_at.startswith(f"{stem}.py, line "):
+        layers = [p for p in raised if type(p) is str] if steps else None
+        _uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers)
 
 
 def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:
@@ -231,7 +233,7 @@ def parse_failure(text) -> tuple[dict, list]:
             shape, _, where = rest.partition("@")
             name, _, line = where.rpartition(":")
             dims = [] if shape == "s" else [int(n) for n in shape.split("x")]
-            found[int(index)] = [label.replace("_", " "), dims, _where_of([name, *map(int, line.split("/"))]),
+            found[int(index)] = [label.replace("~", " "), dims, _where_of([name, *map(int, line.split("/"))]),
                                  [int(n) for n in parents.split(",") if n][:16]]
     except ValueError:
         return {}, []
@@ -262,7 +264,8 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             return
         holding = [i for i, s in enumerate(steps) if s[1].is_floating_point()
                    and tuple(s[1].shape) == tuple(output.shape) and catalog.same_tensor(s[1], output)]
-        if not holding:
+        if not holding:  # no step of theirs computed it (an input returned as it came)
+            _output_is_a_stage(diagnosis, stem, found, None, reference_steps, output, folder)
             return
         start = holding[-1]
     extra = [found.expected] if found.stage == OUTPUT else []
@@ -274,7 +277,8 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
     if not at:
         return
     if at != diagnosis.where:
-        diagnosis.origin, diagnosis.origin_code, diagnosis.origin_kind = at, code, "value"
+        diagnosis.origin, diagnosis.origin_code = at, code
+        diagnosis.origin_kind = "value" if origin.same_inputs else "combination"
     if origin.same_inputs:
         _uses_made(diagnosis, stem, at, code, steps, folder)
         return
@@ -286,7 +290,7 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
 
 
-def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list, reference_steps: list, output,
+def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list | None, reference_steps: list, output,
                        folder: Path | None) -> None:
     """When the student's output is the reference's value of another named step (the weights
     returned instead of the context vectors), say which, and where the student computed it."""
@@ -295,24 +299,26 @@ def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list, refer
     for stage in stages(floating(reference_steps), None):
         if tuple(stage.value.shape) == tuple(output.shape) and catalog.same_tensor(stage.value, output):
             diagnosis.relation = f"your output is the reference's {stage.name}"
-            if not diagnosis.where:
+            if not diagnosis.where and step is not None:
                 diagnosis.where, diagnosis.code = line_at(step[2], folder, stem)
             return
 
 
 def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, steps: list, folder: Path | None,
-               only: list | None = None) -> None:
+               layers: list | None = None) -> None:
     """The lines of the student's file that make what ``code`` (at ``at``) uses besides the values
     the walk followed: the attributes it uses (``self.W_o``), made in another method of the class,
     and the local names assigned on lines where no tensor was computed (a number: ``d =
-    keys.shape[1]``)."""
+    keys.shape[1]``). ``layers``: of the attributes the line calls, only these (None: all)."""
     number = at.split(", line ")[-1].split(",")[0]
     if folder is None or not number.isdigit():
         return
     computed = {step[2][1] for step in steps if step[2][0] == f"{stem}.py"}
     made = made_at(Path(folder) / f"{stem}.py", int(number), code.split("   (called at line")[0], computed)
-    if only is not None:  # just these attributes
-        made = {name: lines for name, lines in made.items() if name.removeprefix("self.") in only}
+    if layers is not None:
+        calls = called_on(code)
+        made = {name: lines for name, lines in made.items()
+                if name.removeprefix("self.") not in calls or name.removeprefix("self.") in layers}
     diagnosis.made = [f"{name}: line {n}: {text}" for name, lines in made.items() for n, text in lines][:MAX_LINES]
 
 

@@ -30,6 +30,9 @@ KINDS = (
      "a boolean mask or an index does not fit the tensor it selects from."),
     ("shapes that do not broadcast", re.compile(r"must match the size of tensor b|cannot be broadcast|expand"),
      "two tensors combined element by element have sizes that neither match nor are 1."),
+    ("a tensor backward needs was changed in place", re.compile(r"modified by an inplace operation"),
+     "backward() needs a value your forward computed, but something changed that tensor in place afterwards "
+     "(a method ending in _, an assignment into it, or a layer built with inplace=True)."),
     ("mixed dtypes", re.compile(r"expected (scalar type|m1 and m2 to have the same dtype)|dtype|Double.*Float|Float.*Double"),
      "two tensors of different dtypes meet in one operation (for instance float64 and float32)."),
 )
@@ -81,8 +84,11 @@ def source_line(where: str, folder: Path | None) -> str:
     return lines[number - 1].strip()[:200] if 0 < number <= len(lines) else ""
 
 
-def concept_for(kind: str, code: str) -> str:
+def concept_for(kind: str, code: str, message: str = "") -> str:
     """A concept only where the error and the expression say it without doubt."""
+    if kind == KINDS[-2][0] and re.search(r"output 0 of (_?Safe)?SoftmaxBackward", message):
+        return ("The output of softmax (the attention weights) is changed in place after softmax made it, and backward "
+                "needs it unchanged: apply dropout or masking to it out of place (no inplace=True, no method ending in _).")
     if kind == "view of a non-contiguous tensor":
         return "Call .contiguous() before .view(...) after a transpose (or use .reshape(...), which copies when needed)."
     if kind == "matrix product of mismatched shapes" and re.search(r"\.T\b", code):
@@ -95,4 +101,4 @@ def explain(kind: str, message: str, where: str, folder: Path | None) -> Explana
     """Explain one exception (type ``kind``, ``message``, raised at ``where``)."""
     code = source_line(where, folder)
     name, meaning = classify(kind, message, code)
-    return Explanation(name, meaning, where, code, concept_for(name, code))
+    return Explanation(name, meaning, where, code, concept_for(name, code, message))

@@ -250,16 +250,27 @@ def made_at(path: Path, line: int, code: str, computed: set) -> dict[str, list[t
     return {name: sorted(set(made))[:MAX_LINES] for name, made in found.items()}
 
 
-def _names_on(code: str) -> tuple[list[str], list[str]]:
-    """The attributes ``self.NAME`` and the plain names read on one line of code, in order."""
+def _parsed(code: str):
+    """One line (or statement) of code parsed, else None."""
     text = code.strip()
-    tree = None
     for attempt in (text, text.removeprefix("return ").strip()):
         try:
-            tree = ast.parse(attempt)
-            break
+            return ast.parse(attempt)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+    return None
+
+
+def called_on(code: str) -> set[str]:
+    """The attributes ``self.NAME`` that ``code`` calls (``self.W_k(keys)``: a layer)."""
+    tree = _parsed(code)
+    return {node.func.attr for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"} if tree is not None else set()
+
+
+def _names_on(code: str) -> tuple[list[str], list[str]]:
+    """The attributes ``self.NAME`` and the plain names read on one line of code, in order."""
+    tree = _parsed(code)
     if tree is None:
         return [], []
     attributes, plain = [], []

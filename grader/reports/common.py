@@ -88,6 +88,8 @@ def origin_words(diagnosis: Diagnosis) -> str:
     """How the origin line is introduced: where a wrong shape, or a value the reference never has, is made."""
     if diagnosis.origin_kind == "value":
         return "First line of yours whose result the reference never computes (its inputs match the reference's):"
+    if diagnosis.origin_kind == "combination":
+        return "First line of yours whose result the reference never computes:"
     return "The wrong shape is made first at"
 
 
@@ -104,7 +106,7 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         lines.append(f"Your code raised an error: {diagnosis.error}")
         if diagnosis.where:
             lines.append(f"At {diagnosis.where}: {diagnosis.code}" if diagnosis.code else f"At {diagnosis.where}")
-    if diagnosis.origin and diagnosis.origin_kind != "value":
+    if diagnosis.origin and diagnosis.origin_kind == "shape":
         lines.append(f"The wrong shape is made first at {diagnosis.origin}"
                      + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
     if diagnosis.stage:
@@ -112,7 +114,7 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         lines.append(f"{first}: the {diagnosis.stage}" + (f", in: {diagnosis.checked}" if diagnosis.checked else ""))
         if diagnosis.where and not diagnosis.error:
             lines.append(f"Your line that computes it: {diagnosis.where}" + (f": {diagnosis.code}" if diagnosis.code else ""))
-        if diagnosis.origin and diagnosis.origin_kind == "value":
+        if diagnosis.origin and diagnosis.origin_kind != "shape":
             lines.append(f"{origin_words(diagnosis)} {diagnosis.origin}"
                          + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
         if diagnosis.relation:

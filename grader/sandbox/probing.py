@@ -177,7 +177,7 @@ def shapes_text(steps: list, raised_from=(), limit: int = 3990) -> str:
         step = steps[i]
         where = step[2] if len(step) > 2 else ["", 0, 0]
         parents = ",".join(str(p) for p in (step[3] if len(step) > 3 else ()) if type(p) is int)
-        label = str(step[0]).replace(" ", "_")[:40]
+        label = str(step[0]).replace(" ", "~")[:40]
         token = f"{i}:{label}|{'x'.join(str(n) for n in step[1].shape) or 's'}@{where[0] or '-'}:{'/'.join(str(n) for n in where[1:3])}<{parents}"
         if size + len(token) + 1 > limit or " " in token:
             break

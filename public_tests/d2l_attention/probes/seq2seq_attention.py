@@ -9,7 +9,9 @@ def book_example(student, X, enc_valid_lens):
     probing.seed(0)
     encoder = probing.build(student, "Seq2SeqEncoder", 10, 8, 16, 2, train=False)
     decoder = probing.build(student, "Seq2SeqAttentionDecoder", 10, 8, 16, 2, train=False)
-    result = probing.call(lambda: decoder(X, decoder.init_state(encoder(X), enc_valid_lens)))
+    state = probing.call(decoder.init_state, probing.call(encoder, X), enc_valid_lens)
+    with probing.recorded_if_sent(decoder) as recorder:  # where an error's wrong shape was made
+        result = decoder(X, state)
     if type(result) not in (list, tuple) or len(result) != 2 or type(result[1]) not in (list, tuple):
         raise ProbeError("forward should return a pair (outputs, state), the state a list")
     output, state = result
@@ -17,8 +19,8 @@ def book_example(student, X, enc_valid_lens):
     weights = probing.attribute(decoder, "attention_weights")
     if type(weights) not in (list, tuple):
         raise ProbeError("attention_weights should be a list with one tensor per decoding step")
-    return {"output_shape": list(probing.tensor(output, "the decoder's output").shape), "state_shapes": shapes,
-            "state_length": len(state), "weights": list(weights)}
+    return probing.with_steps({"output_shape": list(probing.tensor(output, "the decoder's output").shape),
+                               "state_shapes": shapes, "state_length": len(state), "weights": list(weights)}, recorder)
 
 
 def scores(student, cases):
@@ -36,18 +38,20 @@ def teacher_forced(student, seed, X, enc_valid_lens, calls=1):
     encoder = probing.build(student, "Seq2SeqEncoder", 10, 8, 16, 2, train=False)
     decoder = probing.build(student, "Seq2SeqAttentionDecoder", 10, 8, 16, 2, train=False)
     state = probing.call(decoder.init_state, probing.call(encoder, X), enc_valid_lens)
-    for _ in range(calls):
-        result = probing.call(decoder, X, state)
+    for call in range(calls):
+        with probing.recorded_if_sent(decoder if call == calls - 1 else None) as recorder:  # the last call's steps
+            result = decoder(X, state)
         if type(result) not in (list, tuple) or len(result) != 2 or type(result[1]) not in (list, tuple):
             raise ProbeError("forward should return a pair (outputs, state), the state a list")
     output, new_state = result
     weights = probing.attribute(decoder, "attention_weights")
     if type(weights) not in (list, tuple):
         raise ProbeError("attention_weights should be a list with one tensor per decoding step")
-    return {"output": probing.tensor(output, "the decoder's output"),
-            "hidden_state": probing.tensor(new_state[1], "state[1], the hidden state") if len(new_state) > 1 else None,
-            "valid_lens_in_state": probing.tensor_or_none(new_state[2]) if len(new_state) > 2 else None,
-            "weights": [probing.tensor(w, "an attention weight") for w in weights]}
+    return probing.with_steps({
+        "output": probing.tensor(output, "the decoder's output"),
+        "hidden_state": probing.tensor(new_state[1], "state[1], the hidden state") if len(new_state) > 1 else None,
+        "valid_lens_in_state": probing.tensor_or_none(new_state[2]) if len(new_state) > 2 else None,
+        "weights": [probing.tensor(w, "an attention weight") for w in weights]}, recorder)
 
 
 def parameters(student, args):

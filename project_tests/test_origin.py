@@ -1,0 +1,128 @@
+"""Where a wrong value or shape was made first (grader.diagnosis.origin), on small files written here.
+
+Each test runs a reference and a mistaken function under the same recording the sandbox uses
+(``trace.recording`` inside ``trace.student_files``), then walks back from the mistaken output.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.diagnosis.diagnose import parse_failure
+from grader.diagnosis.origin import made_at, shape_origin, statement_at, value_origin
+from grader.sandbox import probing, trace
+
+REFERENCE = """import torch
+
+def renormalize(w):
+    mask = torch.tril(torch.ones(w.shape[-1], w.shape[-1]))
+    masked = w * mask
+    row_sums = masked.sum(dim=-1, keepdim=True)
+    return masked / row_sums
+
+def attend(x, wq, wk, wv):
+    queries = x @ wq
+    keys = x @ wk
+    values = x @ wv
+    weights = torch.softmax(queries @ keys.T, dim=-1)
+    return weights @ values
+"""
+
+
+def run(tmp_path, text: str, name: str, *args):
+    """``name(*args)`` from ``text`` (a file of tmp_path), with its recorded steps."""
+    path = tmp_path / "mine.py"
+    path.write_text(text)
+    namespace: dict = {}
+    exec(compile(text, str(path), "exec"), namespace)  # noqa: S102 - the test's own file
+    with trace.student_files(str(tmp_path)), trace.recording() as recorder:
+        out = namespace[name](*args)
+    return out, recorder.steps
+
+
+def origin_line(tmp_path, mistaken: str, name: str, *args):
+    """The line of ``mistaken`` where the walk from its output stops, and whether its inputs were right."""
+    (tmp_path / "ref").mkdir()
+    expected, reference = run(tmp_path / "ref", REFERENCE, name, *args)
+    out, steps = run(tmp_path, mistaken, name, *args)
+    assert not torch.allclose(out, expected)
+    start = max(i for i, s in enumerate(steps) if s[1].shape == out.shape and torch.equal(s[1], out))
+    found = value_origin(steps, start, reference, [expected])
+    return (steps[found.step][2][1], found.same_inputs, [steps[i][2][1] for i in found.inputs]) if found else None
+
+
+def test_the_walk_stops_at_the_line_that_makes_a_wrong_value_from_right_ones(tmp_path):
+    mistaken = REFERENCE.replace("masked.sum(dim=-1, keepdim=True)", "masked.sum(dim=-2, keepdim=True)")
+    line, same_inputs, _ = origin_line(tmp_path, mistaken, "renormalize", torch.rand(5, 5))
+    assert line == 6 and same_inputs  # the column sums, not the division that uses them (line 7)
+
+
+def test_a_right_value_in_the_wrong_place_shows_the_lines_its_inputs_come_from(tmp_path):
+    # values from the key matrix: every value is one the reference computes; the reference never
+    # multiplies the weights by the keys, so the last product is where it first differs.
+    mistaken = REFERENCE.replace("values = x @ wv", "values = x @ wk")
+    line, same_inputs, inputs = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 14 and not same_inputs and 12 in inputs  # line 12: values = x @ wk
+
+
+def test_queries_from_the_key_matrix_are_not_taken_for_the_queries(tmp_path):
+    mistaken = REFERENCE.replace("queries = x @ wq", "queries = x @ wk")
+    line, same_inputs, inputs = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 13 and not same_inputs and 10 in inputs  # keys @ keys.T: the keys twice
+
+
+def test_a_layout_of_its_own_is_not_taken_for_the_mistake(tmp_path):
+    # The student transposes the keys as a step of their own (the reference uses .T, no step)
+    # and scales the scores wrongly: the walk passes the transpose and stops at the scaling.
+    mistaken = REFERENCE.replace("torch.softmax(queries @ keys.T, dim=-1)",
+                                 "torch.softmax(queries @ keys.transpose(0, 1) * 2, dim=-1)")
+    line, same_inputs, _ = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 13 and same_inputs
+
+
+def test_a_mask_is_a_step_of_its_own(tmp_path):
+    mistaken = REFERENCE.replace("torch.tril(torch.ones(w.shape[-1], w.shape[-1]))",
+                                 "torch.triu(torch.ones(w.shape[-1], w.shape[-1]))")
+    line, same_inputs, _ = origin_line(tmp_path, mistaken, "renormalize", torch.rand(5, 5))
+    assert line == 4 and same_inputs
+
+
+def test_an_error_carries_what_the_failing_call_received_and_the_walk_finds_the_odd_shape(tmp_path):
+    text = ("import torch\n\ndef f(x):\n    y = x.squeeze()\n    z = y * 2\n"
+            "    return torch.cat([z, torch.ones(1, 3)], dim=1)\n")
+    namespace: dict = {}
+    (tmp_path / "mine.py").write_text(text)
+    exec(compile(text, str(tmp_path / "mine.py"), "exec"), namespace)  # noqa: S102 - the test's own file
+    steps = None
+    try:
+        with probing.sending_steps(True), trace.student_files(str(tmp_path)), probing.recorded():
+            namespace["f"](torch.rand(1, 1, 4))
+    except (RuntimeError, IndexError) as exc:
+        steps, raised = parse_failure(probing.shapes_of_failure(exc))
+    assert steps, "the squeezed tensor no longer fits torch.cat"
+    with trace.recording() as reference:  # squeeze(0): (1, 4)
+        torch.cat([torch.rand(1, 1, 4).squeeze(0) * 2, torch.ones(1, 3)], dim=1)
+    found = shape_origin(steps, raised, reference.steps)
+    assert steps[found][0] == "squeeze" and steps[found][2][1] == 4  # not line 5, which only doubles it
+
+
+def test_what_a_line_uses_is_found_where_it_is_made(tmp_path):
+    path = tmp_path / "layer.py"
+    path.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Layer(nn.Module):\n"
+        "    def __init__(self, d):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(d, d)\n"
+        "        table = torch.arange(d,\n"
+        "                             dtype=torch.float32)\n"
+        "        self.register_buffer('table', table)\n\n"
+        "    def forward(self, x):\n"
+        "        d = x.shape[0]\n"
+        "        return self.proj(x) + self.table / d\n")
+    made = made_at(path, 15, "return self.proj(x) + self.table / d", computed={15})
+    assert made["self.proj"] == [(8, "self.proj = nn.Linear(d, d)")]
+    assert made["self.table"] == [(9, "table = torch.arange(d, dtype=torch.float32)"),
+                                  (11, "self.register_buffer('table', table)")]
+    assert made["d"] == [(14, "d = x.shape[0]")]
+    assert "d" not in made_at(path, 15, "return self.proj(x) + self.table / d", computed={14, 15})  # d is a tensor there
+    assert statement_at(path, 9) == "table = torch.arange(d, dtype=torch.float32)"
