@@ -126,3 +126,21 @@ def test_what_a_line_uses_is_found_where_it_is_made(tmp_path):
     assert made["d"] == [(14, "d = x.shape[0]")]
     assert "d" not in made_at(path, 15, "return self.proj(x) + self.table / d", computed={14, 15})  # d is a tensor there
     assert statement_at(path, 9) == "table = torch.arange(d, dtype=torch.float32)"
+
+
+def test_the_report_says_which_line_and_what_it_claims_of_its_inputs():
+    from grader.model import Diagnosis
+    from grader.reports.common import diagnosis_line, lead
+
+    same = Diagnosis(stage="output", where="causal.py, line 79", code="return masked / row_sums",
+                     origin="causal.py, line 78", origin_code="row_sums = masked.sum(dim=-2, keepdim=True)",
+                     origin_kind="value", made=["self.P: line 69: P = 1", "self.P: line 73: P[0] = 2"])
+    lines = lead(same)
+    assert ("First line of yours whose result the reference never computes (its inputs match the reference's): "
+            "causal.py, line 78: row_sums = masked.sum(dim=-2, keepdim=True)") in lines
+    assert lines[-3:] == ["It uses self.P, made at:", "  line 69: P = 1", "  line 73: P[0] = 2"]
+    mixed = Diagnosis(stage="output", origin="mine.py, line 14", origin_code="return weights @ values",
+                      origin_kind="combination", inputs=["line 12: values = x @ wk"])
+    text = "\n".join(lead(mixed))
+    assert "its inputs match" not in text and "line 12: values = x @ wk" in text
+    assert "line 12: values = x @ wk" in diagnosis_line(mixed)

@@ -313,7 +313,8 @@ def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, steps: list,
     number = at.split(", line ")[-1].split(",")[0]
     if folder is None or not number.isdigit():
         return
-    computed = {step[2][1] for step in steps if step[2][0] == f"{stem}.py"}
+    # The lines where a tensor was computed, and the lines that called the function computing it.
+    computed = {n for step in steps if step[2][0] == f"{stem}.py" for n in step[2][1:3] if n}
     made = made_at(Path(folder) / f"{stem}.py", int(number), code.split("   (called at line")[0], computed)
     if layers is not None:
         calls = called_on(code)

@@ -77,7 +77,7 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
             parts.append(f"What differs: {diagnosis.relation}.")
     if diagnosis.inputs:
         parts.append(f"{INPUTS_WORDS} " + "; ".join(diagnosis.inputs) + ".")
-    parts += [f"It uses {made_words(line)}." for line in diagnosis.made]
+    parts += [f"It uses {name}, made at {'; '.join(lines)}." for name, lines in made_by_name(diagnosis.made)]
     return " ".join(parts)
 
 
@@ -93,10 +93,13 @@ def origin_words(diagnosis: Diagnosis) -> str:
     return "The wrong shape is made first at"
 
 
-def made_words(line: str) -> str:
-    """``"self.W_o: line 125: code"`` as ``"self.W_o, made at line 125: code"``."""
-    name, _, rest = line.partition(": ")
-    return f"{name}, made at {rest}" if rest else line
+def made_by_name(made: list[str]) -> list[tuple[str, list[str]]]:
+    """``["self.P: line 69: code", "self.P: line 73: code"]`` as ``[("self.P", ["line 69: code", "line 73: code"])]``."""
+    grouped: dict[str, list[str]] = {}
+    for line in made:
+        name, _, rest = line.partition(": ")
+        grouped.setdefault(name, []).append(rest or line)
+    return list(grouped.items())
 
 
 def lead(diagnosis: Diagnosis) -> list[str]:
@@ -122,5 +125,10 @@ def lead(diagnosis: Diagnosis) -> list[str]:
     if diagnosis.inputs:
         lines.append(INPUTS_WORDS)
         lines += [f"  {line}" for line in diagnosis.inputs]
-    lines += [f"It uses {made_words(line)}" for line in diagnosis.made]
+    for name, made in made_by_name(diagnosis.made):
+        if len(made) == 1:
+            lines.append(f"It uses {name}, made at {made[0]}")
+        else:
+            lines.append(f"It uses {name}, made at:")
+            lines += [f"  {line}" for line in made]
     return lines
