@@ -58,7 +58,7 @@ class Diagnosis(Comparison):
     # For a value that differs: the line that first makes a value the reference never computes,
     # walking back from the differing step ("value": from values the reference combines at one of its
     # steps too; "combination": from values it never combines so); for an error, where the shape
-    # went wrong ("shape").
+    # went wrong ("shape"), or the line of this module that called the file that raised ("call").
     origin: str = ""
     origin_code: str = ""
     origin_kind: str = "shape"

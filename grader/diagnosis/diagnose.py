@@ -38,6 +38,7 @@ class ProbeRun:
     checked: str = ""  # what that test checked
     feedback: dict | None = None  # that test's feedback (expected and actual values)
     shapes: str = ""  # when the student's code raised: the shapes of its steps until then (see probing)
+    entered: str = ""  # when it raised in another of their files: the line of this module's file that led there
 
 
 def output_of(value):
@@ -120,6 +121,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
             if explained.concept and explained.concept not in diagnosis.concepts:
                 diagnosis.concepts.append(explained.concept)
             _shape_origin(diagnosis, stem, source, run, error, folder)
+            _entered_from(diagnosis, stem, run.entered, folder)
             break
         steps = steps_of(run.student)
         if steps is None or source is None:
@@ -193,10 +195,24 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             return
     # What the line that raised uses besides tensors (a number, an attribute such as self.head_dim);
     # a layer it calls (self.W_k) only when that layer's own tensors went into the call that raised,
-    # or when no steps were recorded at all (in __init__).
+    # when no torch call raised and it is the one layer the line calls (nn.GRU checks its input
+    # itself), or when no steps were recorded at all (in __init__).
     if diagnosis.code and raised_at.startswith(f"{stem}.py, line "):
         layers = [p for p in raised if type(p) is str] if steps else None
+        if steps and not raised and len(called_on(diagnosis.code)) == 1:
+            layers = list(called_on(diagnosis.code))  # no torch call raised: the one layer the line calls did
         _uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers)
+
+
+def _entered_from(diagnosis: Diagnosis, stem: str, entered: str, folder: Path | None) -> None:
+    """An error raised in another of the student's files (their own masked_softmax.py): the line of
+    this module that called into it, unless a line of this module is shown already."""
+    if diagnosis.origin or diagnosis.where.startswith(f"{stem}.py") or not entered.startswith(f"{stem}.py, line "):
+        return
+    number = entered.split(", line ")[1].split(",")[0]
+    if number.isdigit() and folder is not None:
+        diagnosis.origin, diagnosis.origin_kind = f"{stem}.py, line {number}", "call"
+        diagnosis.origin_code = statement_at(Path(folder) / f"{stem}.py", int(number))
 
 
 def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:

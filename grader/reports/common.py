@@ -90,6 +90,8 @@ def origin_words(diagnosis: Diagnosis) -> str:
         return "First line of yours whose result the reference never computes (its inputs match the reference's):"
     if diagnosis.origin_kind == "combination":
         return "First line of yours whose result the reference never computes:"
+    if diagnosis.origin_kind == "call":
+        return "It was raised in a call from your line"
     return "The wrong shape is made first at"
 
 
@@ -109,9 +111,8 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         lines.append(f"Your code raised an error: {diagnosis.error}")
         if diagnosis.where:
             lines.append(f"At {diagnosis.where}: {diagnosis.code}" if diagnosis.code else f"At {diagnosis.where}")
-    if diagnosis.origin and diagnosis.origin_kind == "shape":
-        lines.append(f"The wrong shape is made first at {diagnosis.origin}"
-                     + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
+    if diagnosis.origin and diagnosis.origin_kind in ("shape", "call"):
+        lines.append(f"{origin_words(diagnosis)} {diagnosis.origin}" + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
     if diagnosis.stage:
         first = "First step that differs" if not diagnosis.concepts else "Where it shows first"
         lines.append(f"{first}: the {diagnosis.stage}" + (f", in: {diagnosis.checked}" if diagnosis.checked else ""))

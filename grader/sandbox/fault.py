@@ -58,6 +58,10 @@ def describe_exception(exc: BaseException, student_dir: str) -> dict:
     where = f"{os.path.basename(mine[-1].filename)}, line {mine[-1].lineno}, in {mine[-1].name}" if mine else ""
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f"{os.path.basename(exc.filename)}, line {exc.lineno}"
+    # Raised in another of the student's files than the one the probe called into: where that one was left.
+    entered = ""
+    if mine and os.path.basename(mine[0].filename) != os.path.basename(mine[-1].filename):
+        entered = f"{os.path.basename(mine[0].filename)}, line {mine[0].lineno}, in {mine[0].name}"
     message = f"your code called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else str(exc)[:500]
     account = {
         "type": type(exc).__name__,
@@ -66,6 +70,8 @@ def describe_exception(exc: BaseException, student_dir: str) -> dict:
         "not_attempted": isinstance(exc, NotImplementedError) and students,
         "probe_error": isinstance(exc, ProbeError),
     }
+    if entered:
+        account["entered"] = entered
     if not students:
         last = frames[-1] if frames else None
         account["grader_fault"] = True

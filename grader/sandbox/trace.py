@@ -132,6 +132,7 @@ class Recorder(TorchFunctionMode):
         except BaseException:
             self.raised_from = tuple(parents)
             raise
+        self.raised_from = ()  # an error caught by the code that called it is not the one that leaves
         if name in ("__get__", "__set__"):  # .T, .data, .shape: the same values, followed through
             self.note(result, parents)
             return result

@@ -269,16 +269,16 @@ class GradingPlugin:
         runs: dict[str, list[ProbeRun]] = {}
         for nodeid, (stem, probe, kwargs) in self.calls.items():
             outcome = self.result.outcomes.get(nodeid)
-            student, where = None, ""
+            student, where, entered = None, "", ""
             if outcome is not None and outcome.outcome == "ok":
                 student = outcome.value
             elif (outcome is not None and outcome.outcome in ("error", "crash", "timeout")
                   and not outcome.error.get("not_attempted") and not outcome.error.get("grader_fault")):
                 student = catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
-                where = outcome.error.get("where", "")
+                where, entered = outcome.error.get("where", ""), outcome.error.get("entered", "")
             feedback = failed.get(nodeid, {})
             runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
-                                                      feedback.get("checked") or "", feedback))
+                                                      feedback.get("checked") or "", feedback, entered=entered))
         if source is not None:
             self.add_steps(runs)
         diagnoses = {}
