@@ -57,7 +57,8 @@ class Diagnosis(Comparison):
     relation: str = ""
     # For a value that differs: the line that first makes a value the reference never computes,
     # walking back from the differing step ("value": from values the reference combines at one of its
-    # steps too; "combination": from values it never combines so); for an error, where the shape
+    # steps too; "combination": from values it computes but never combines so; "inputs": from values
+    # it has only in another shape or order); for an error, where the shape
     # went wrong ("shape"), or the line of this module that called the file that raised ("call").
     origin: str = ""
     origin_code: str = ""

@@ -138,9 +138,21 @@ def test_the_report_says_which_line_and_what_it_claims_of_its_inputs():
     lines = lead(same)
     assert ("First line of yours whose result the reference never computes (its inputs match the reference's): "
             "causal.py, line 78: row_sums = masked.sum(dim=-2, keepdim=True)") in lines
-    assert lines[-3:] == ["It uses self.P, made at:", "  line 69: P = 1", "  line 73: P[0] = 2"]
+    assert lines[-3:] == ["It uses self.P, which these lines of yours make:", "  line 69: P = 1", "  line 73: P[0] = 2"]
     mixed = Diagnosis(stage="output", origin="mine.py, line 14", origin_code="return weights @ values",
                       origin_kind="combination", inputs=["line 12: values = x @ wk"])
     text = "\n".join(lead(mixed))
     assert "its inputs match" not in text and "line 12: values = x @ wk" in text
     assert "line 12: values = x @ wk" in diagnosis_line(mixed)
+
+
+def test_a_softmax_written_by_hand_is_not_taken_for_the_mistake(tmp_path):
+    # exp of the shifted scores is right (the reference's softmax written out); the sum without
+    # keepdim divides each row by the wrong sums: that division is where it first goes wrong.
+    mistaken = REFERENCE.replace(
+        "    weights = torch.softmax(queries @ keys.T, dim=-1)\n",
+        "    scores = queries @ keys.T\n"
+        "    e = torch.exp(scores - scores.max(dim=-1).values.unsqueeze(-1))\n"
+        "    weights = e / e.sum(dim=-1)\n")
+    line, same_inputs, inputs = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 15 and not same_inputs and 14 in inputs  # the division, from the right exponentials

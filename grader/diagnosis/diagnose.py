@@ -294,7 +294,7 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         return
     if at != diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = at, code
-        diagnosis.origin_kind = "value" if origin.same_inputs else "combination"
+        diagnosis.origin_kind = "value" if origin.same_inputs else "combination" if origin.inputs_known else "inputs"
     if origin.same_inputs:
         _uses_made(diagnosis, stem, at, code, steps, folder)
         return

@@ -109,9 +109,8 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
 
     "Yours" is the student's step that plays its part: among the steps made after the last one
     that matched the reference, one of the same size (a step of the same kind first, then one
-    with a relation to the expected value, :mod:`grader.diagnosis.relations`, then one of the
-    same shape); ``step`` is the index of the first student step holding that value (where it
-    was computed)."""
+    with a relation to the expected value, :mod:`grader.diagnosis.relations`); ``step`` is the
+    index of the first student step holding that value (where it was computed)."""
     theirs = [(step[0], step[1]) for step in student_steps if isinstance(step[1], torch.Tensor)]
     if isinstance(student_output, torch.Tensor):
         theirs.append(("output", student_output))
@@ -169,15 +168,15 @@ def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: l
     # (another layer's output is that layer's step, whatever it holds).
     if any(stage.label == labels[0] for _, labels in PROJECTIONS):
         return None
-    # Else a step with a relation to the expected value, then one of the same shape; a step
-    # holding a value already matched (a copy of the previous stage) plays no new part.
+    # Else a step with a relation to the expected value; a step holding a value already matched
+    # (a copy of the previous stage) plays no new part. A step of the same shape alone is not
+    # shown as "yours": it may be another value altogether (what a hand-written softmax exponentiates).
     fresh = [i for i in sized if not any(t.shape == theirs[i][1].shape and same_tensor(t, theirs[i][1]) for t in right)]
     for i in fresh:
         place.same_kind = _kind(theirs[i][0]) == _kind(stage.label)
         if relation(place, theirs[i][1]):
             return i
-    same_shape = [i for i in fresh if theirs[i][1].shape == stage.value.shape]
-    return same_shape[0] if same_shape else None
+    return None
 
 
 def shape_departure(reference_steps: list, student_steps: list) -> int | None:

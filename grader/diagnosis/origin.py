@@ -39,7 +39,8 @@ class KnownValues:
     lengths (bool and integer steps) are compared as numbers."""
 
     def __init__(self, reference_steps: list, extra=()):
-        self.steps = reference_steps
+        self.steps = reference_steps + softmax_by_hand(reference_steps)
+        reference_steps = self.steps
         self.by_size: dict[int, list[tuple[int, torch.Tensor]]] = {}
         values = [(i, s[1]) for i, s in enumerate(reference_steps)] + [(-1, t) for t in extra]
         for i, value in values:
@@ -85,6 +86,38 @@ class KnownValues:
         return [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
 
 
+def softmax_by_hand(steps: list) -> list:
+    """The steps of each of the reference's softmaxes written out by hand, as a student may: the
+    maximum (kept dimension or not), the input minus it, its exponential, their sums along the
+    softmax's dimension (kept or not), and the same without the maximum; each with its parents, as
+    steps after ``steps`` (a student's own way of computing softmax is then not taken for a mistake)."""
+    extra: list = []
+    for i, step in enumerate(steps):
+        if step[0] not in ("softmax input", "_softmax input") or i + 1 >= len(steps):
+            continue
+        given, weights = step[1].double(), steps[i + 1][1]
+        dims = [d for d in range(given.dim()) if tuple(weights.shape) == tuple(given.shape)
+                and same_tensor(torch.softmax(given, dim=d), weights.double())]
+        if not dims or not torch.isfinite(given).any():
+            continue
+        d = dims[0]
+
+        def add(label: str, value: torch.Tensor, parents: list) -> int:
+            extra.append([label, value, ["", 0, 0], parents])
+            return len(steps) + len(extra) - 1
+
+        top = add("amax", given.amax(dim=d, keepdim=True), [i])
+        add("amax", given.amax(dim=d), [i])
+        shifted = add("sub", given - extra[top - len(steps)][1], [i, top])
+        for source in (shifted, i):
+            value = extra[source - len(steps)][1] if source >= len(steps) else given
+            powered = add("exp", torch.exp(value), [source])
+            total = add("sum", extra[powered - len(steps)][1].sum(dim=d, keepdim=True), [powered])
+            add("sum", extra[powered - len(steps)][1].sum(dim=d), [powered])
+            add("div", extra[powered - len(steps)][1] / extra[total - len(steps)][1], [powered, total])
+    return extra
+
+
 @dataclass
 class Origin:
     """Where a wrong value was first made: the student's step, and whether what it was computed
@@ -94,6 +127,7 @@ class Origin:
     step: int
     same_inputs: bool
     inputs: list[int]
+    inputs_known: bool = True  # each input is exactly (shape too) a value the reference computes
 
 
 def first_unknown(start, parents_of, known) -> int | None:
@@ -141,7 +175,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
             shown.append(i)
             if steps[i][0] in LAYOUT and not values.matching(steps[i][1], exact=True):
                 frontier.extend(p for p in parents_of(i) if type(p) is int)
-    return Origin(root, False, shown)
+    return Origin(root, False, shown, inputs_known=all(matched))
 
 
 def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:

@@ -76,19 +76,24 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
         if diagnosis.relation:
             parts.append(f"What differs: {diagnosis.relation}.")
     if diagnosis.inputs:
-        parts.append(f"{INPUTS_WORDS} " + "; ".join(diagnosis.inputs) + ".")
-    parts += [f"It uses {name}, made at {'; '.join(lines)}." for name, lines in made_by_name(diagnosis.made)]
+        parts.append(f"{inputs_words(diagnosis)} " + "; ".join(diagnosis.inputs) + ".")
+    parts += [f"It uses {name}, made at {lines[0]}." if len(lines) == 1 else
+              f"It uses {name}, which these lines of yours make: {'; '.join(lines)}." for name, lines in made_by_name(diagnosis.made)]
     return " ".join(parts)
 
 
-INPUTS_WORDS = "Its inputs are not what the reference computes such a step from; they are made at:"
+def inputs_words(diagnosis: Diagnosis) -> str:
+    """How the lines that made the origin line's inputs are introduced."""
+    if diagnosis.origin_kind == "combination":
+        return "Each value it is computed from is one the reference computes too, but the reference never combines them so; they are made at:"
+    return "Not all it is computed from is what the reference computes (some only in another shape or order); it is made at:"
 
 
 def origin_words(diagnosis: Diagnosis) -> str:
     """How the origin line is introduced: where a wrong shape, or a value the reference never has, is made."""
     if diagnosis.origin_kind == "value":
         return "First line of yours whose result the reference never computes (its inputs match the reference's):"
-    if diagnosis.origin_kind == "combination":
+    if diagnosis.origin_kind in ("combination", "inputs"):
         return "First line of yours whose result the reference never computes:"
     if diagnosis.origin_kind == "call":
         return "It was raised in a call from your line"
@@ -124,12 +129,12 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         if diagnosis.relation:
             lines.append(f"What differs: {diagnosis.relation}")
     if diagnosis.inputs:
-        lines.append(INPUTS_WORDS)
+        lines.append(inputs_words(diagnosis))
         lines += [f"  {line}" for line in diagnosis.inputs]
     for name, made in made_by_name(diagnosis.made):
         if len(made) == 1:
             lines.append(f"It uses {name}, made at {made[0]}")
         else:
-            lines.append(f"It uses {name}, made at:")
+            lines.append(f"It uses {name}, which these lines of yours make:")
             lines += [f"  {line}" for line in made]
     return lines
