@@ -71,7 +71,7 @@ def _diagnosis(diagnosis: Diagnosis | None) -> Diagnosis | None:
         actual=clean(diagnosis.actual, one_line=False), expected_grid=_grid(diagnosis.expected_grid),
         actual_grid=_grid(diagnosis.actual_grid), error=clean(diagnosis.error), where=clean(diagnosis.where),
         code=clean(diagnosis.code), relation=clean(diagnosis.relation), origin=clean(diagnosis.origin),
-        origin_code=clean(diagnosis.origin_code), origin_kind=diagnosis.origin_kind if diagnosis.origin_kind in ("value", "combination", "inputs", "call") else "shape",
+        origin_code=clean(diagnosis.origin_code), origin_kind=diagnosis.origin_kind if diagnosis.origin_kind in ("value", "combination", "inputs", "uses", "call") else "shape",
         made=[clean(line) for line in diagnosis.made[:5]], inputs=[clean(line) for line in diagnosis.inputs[:5]],
     )
 

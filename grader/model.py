@@ -58,7 +58,8 @@ class Diagnosis(Comparison):
     # For a value that differs: the line that first makes a value the reference never computes,
     # walking back from the differing step ("value": from values the reference combines at one of its
     # steps too; "combination": from values it computes but never combines so; "inputs": from values
-    # it has only in another shape or order); for an error, where the shape
+    # it has only in another shape or order; "uses": from the reference's values and the module's own
+    # tensors, which are not compared); for an error, where the shape
     # went wrong ("shape"), or the line of this module that called the file that raised ("call").
     origin: str = ""
     origin_code: str = ""

@@ -136,13 +136,14 @@ def test_the_report_says_which_line_and_what_it_claims_of_its_inputs():
                      origin="causal.py, line 78", origin_code="row_sums = masked.sum(dim=-2, keepdim=True)",
                      origin_kind="value", made=["self.P: line 69: P = 1", "self.P: line 73: P[0] = 2"])
     lines = lead(same)
-    assert ("First line of yours whose result the reference never computes (its inputs match the reference's): "
+    assert ("First line of yours whose result the reference never computes (the tensors it is computed from match the "
+            "reference's): "
             "causal.py, line 78: row_sums = masked.sum(dim=-2, keepdim=True)") in lines
     assert lines[-3:] == ["It uses self.P, which these lines of yours make:", "  line 69: P = 1", "  line 73: P[0] = 2"]
     mixed = Diagnosis(stage="output", origin="mine.py, line 14", origin_code="return weights @ values",
                       origin_kind="combination", inputs=["line 12: values = x @ wk"])
     text = "\n".join(lead(mixed))
-    assert "its inputs match" not in text and "line 12: values = x @ wk" in text
+    assert "match the reference" not in text and "line 12: values = x @ wk" in text
     assert "line 12: values = x @ wk" in diagnosis_line(mixed)
 
 

@@ -33,6 +33,13 @@ def test_transposed_permuted_and_masked_values():
     assert "hold 0 there" in said(MASKED, SCORES.masked_fill(FUTURE, 0.0))
 
 
+def test_dimensions_in_another_order_are_named_with_the_permute_that_undoes_it():
+    expected = torch.rand(2, 5, 7)  # (batch, time, vocabulary)
+    assert said(expected, expected.permute(1, 0, 2)) == (
+        "yours holds the expected values with its dimensions in another order: yours.permute(1, 0, 2) is the expected (2, 5, 7)")
+    assert said(expected, expected.reshape(5, 2, 7)) == ""  # the same size, the values laid out otherwise
+
+
 def test_missing_repeated_and_other_axis():
     assert "this step is missing" in said(WEIGHTS, MASKED, before=MASKED)
     assert "softmax is applied twice" in said(WEIGHTS, torch.softmax(WEIGHTS, dim=-1))

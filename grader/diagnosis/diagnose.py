@@ -42,10 +42,12 @@ class ProbeRun:
 
 
 def output_of(value):
-    """The tensor a traced probe's value stands for (its output; the first of its outputs), else None."""
+    """The tensor a traced probe's value stands for (its output; the first of its outputs; else the
+    first tensor of the probe's dict, which each probe puts first: ``{"context": ..., "weights": ...}``), else None."""
     value = catalog.unwrap(value)
     if isinstance(value, dict):
-        value = value.get("out", value.get("output", value.get("result", value.get("outs"))))
+        named = [value[key] for key in ("out", "output", "result", "outs") if key in value]
+        value = named[0] if named else next((v for v in value.values() if isinstance(v, torch.Tensor)), None)
     if isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
         value = value[0]
     return value if isinstance(value, torch.Tensor) else None
@@ -201,7 +203,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
         layers = [p for p in raised if type(p) is str] if steps else None
         if steps and not raised and len(called_on(diagnosis.code)) == 1:
             layers = list(called_on(diagnosis.code))  # no torch call raised: the one layer the line calls did
-        _uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers)
+        _uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers, same_method=True)
 
 
 def _entered_from(diagnosis: Diagnosis, stem: str, entered: str, folder: Path | None) -> None:
@@ -294,7 +296,8 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         return
     if at != diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = at, code
-        diagnosis.origin_kind = "value" if origin.same_inputs else "combination" if origin.inputs_known else "inputs"
+        diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
+                                 else "combination" if origin.inputs_known else "inputs")
     if origin.same_inputs:
         _uses_made(diagnosis, stem, at, code, steps, folder)
         return
@@ -321,7 +324,7 @@ def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list | None
 
 
 def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, steps: list, folder: Path | None,
-               layers: list | None = None) -> None:
+               layers: list | None = None, same_method: bool = False) -> None:
     """The lines of the student's file that make what ``code`` (at ``at``) uses besides the values
     the walk followed: the attributes it uses (``self.W_o``), made in another method of the class,
     and the local names assigned on lines where no tensor was computed (a number: ``d =
@@ -331,7 +334,7 @@ def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, steps: list,
         return
     # The lines where a tensor was computed, and the lines that called the function computing it.
     computed = {n for step in steps if step[2][0] == f"{stem}.py" for n in step[2][1:3] if n}
-    made = made_at(Path(folder) / f"{stem}.py", int(number), code.split("   (called at line")[0], computed)
+    made = made_at(Path(folder) / f"{stem}.py", int(number), code.split("   (called at line")[0], computed, same_method)
     if layers is not None:
         calls = called_on(code)
         made = {name: lines for name, lines in made.items()

@@ -128,6 +128,7 @@ class Origin:
     same_inputs: bool
     inputs: list[int]
     inputs_known: bool = True  # each input is exactly (shape too) a value the reference computes
+    attributes: bool = False  # it also uses the module's own tensors (parameters, buffers), which are not compared
 
 
 def first_unknown(start, parents_of, known) -> int | None:
@@ -166,7 +167,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     matched = [values.matching(steps[p][1], exact=True) for p in inputs if steps[p][1].numel() > 1]
     same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
     if same:
-        return Origin(root, True, [])
+        return Origin(root, True, [], attributes=any(type(p) is str for p in parents_of(root)))
     # What it was computed from, and the layout steps those came through (a permute before a view).
     shown, frontier = [], list(reversed(inputs))
     while frontier and len(shown) < 8:
@@ -251,12 +252,32 @@ def statement(lines: list[str], first: int, last: int) -> str:
     return " ".join(line.strip() for line in lines[first - 1:last])[:200]
 
 
-def made_at(path: Path, line: int, code: str, computed: set) -> dict[str, list[tuple[int, str]]]:
+NUMBER_CALLS = frozenset({"len", "int", "float", "round", "min", "max", "abs", "size", "dim", "numel", "item",
+                          "sqrt", "pow", "log", "exp", "floor", "ceil"})  # calls a plain number is made by
+
+
+def _plain_number(value) -> bool:
+    """Whether an assigned expression can only be a number: names, attributes (``x.shape[1]``),
+    subscripts, arithmetic and the calls of :data:`NUMBER_CALLS` (``X.size(0)``, ``math.sqrt(d)``)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name not in NUMBER_CALLS:
+                return False
+        elif isinstance(node, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp, ast.List, ast.Tuple)):
+            return False
+    return True
+
+
+def made_at(path: Path, line: int, code: str, computed: set, same_method: bool = False) -> dict[str, list[tuple[int, str]]]:
     """What ``code`` (at ``line`` of ``path``) uses besides tensors, and the lines that make it:
     ``self.NAME``, made in another method of the class (``self.NAME = ...``, ``self.NAME[...] =
-    ...``, ``register_buffer("NAME", ...)``, and the lines there assigning the locals those use);
-    and each local name last assigned before ``line`` in the same function on a line where no
-    tensor was computed (``computed``: the lines of the student's steps), a plain number."""
+    ...``, ``register_buffer("NAME", ...)``, and the lines there assigning the locals those use;
+    ``same_method``: also earlier in the method holding ``line``, as ``self.mask = self.mask[:n, :n]``
+    in forward); and each local name last assigned before ``line`` in the same function, by an
+    expression that can only be a number, on a line where no tensor was computed (``computed``:
+    the lines of the student's steps)."""
     lines, tree = _tree(path)
     if tree is None:
         return {}
@@ -269,13 +290,16 @@ def made_at(path: Path, line: int, code: str, computed: set) -> dict[str, list[t
             assigned = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and n.lineno < line
                         and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
             last = max(assigned, key=lambda n: n.lineno, default=None)
-            if last is not None and not set(range(last.lineno, last.end_lineno + 1)) & computed:
+            if (last is not None and _plain_number(last.value)
+                    and not set(range(last.lineno, last.end_lineno + 1)) & computed):
                 found[name] = [(last.lineno, statement(lines, last.lineno, last.end_lineno))]
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         if not cls.lineno <= line <= (cls.end_lineno or cls.lineno):
             continue
         for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             inside = method.lineno <= line <= (method.end_lineno or method.lineno)  # the method that uses it: lines before
+            if inside and not same_method:
+                continue
             for name in names:
                 made = [(n, statement(lines, n, end)) for n, end in _making_lines(method, name)
                         if 0 < n <= len(lines) and not (inside and n >= line)]

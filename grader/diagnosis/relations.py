@@ -2,7 +2,7 @@
 
 Given the reference's value of a step and the student's, :func:`relation` tests relations that
 hold within the comparison's tolerance or not at all: a constant factor (and which number:
-2, √8, 1/√2 ...), transposed, rows, columns or heads in another order, masked entries holding
+2, √8, 1/√2 ...), transposed, the dimensions in another order, rows, columns or heads in another order, masked entries holding
 another value, the step missing or applied twice (yours equals the reference's step before or
 after it, or softmax of the expected weights), normalised over another dimension. Nothing here
 guesses: a relation that does not hold on every entry is not stated (and the diagnosis states it
@@ -11,6 +11,7 @@ only when it holds on every probe).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -25,7 +26,7 @@ def relation(place, yours: torch.Tensor) -> str:
         return ""
     if yours.shape == expected.shape and same_tensor(yours, expected):
         return ""
-    for test in (_missing_or_repeated, _masked_value, _factor, _transposed, _permuted, _other_axis):
+    for test in (_missing_or_repeated, _masked_value, _factor, _transposed, _dimensions_reordered, _permuted, _other_axis):
         found = test(place, expected, yours)
         if found:
             return found
@@ -108,6 +109,18 @@ def _transposed(place, expected, yours) -> str:
     flipped = expected.transpose(-2, -1)
     if yours.shape == flipped.shape and _same(yours, flipped) and not _same(flipped, expected):
         return "yours is the expected value transposed (its last two dimensions swapped)"
+    return ""
+
+
+def _dimensions_reordered(place, expected, yours) -> str:
+    """Yours holds the expected values with its dimensions in another order (time first, not batch first)."""
+    if yours.dim() != expected.dim() or yours.dim() < 3 or yours.shape == expected.shape or yours.dim() > 5:
+        return ""
+    for order in itertools.permutations(range(yours.dim())):
+        if list(order) != list(range(yours.dim())) and tuple(yours.permute(order).shape) == tuple(expected.shape) \
+                and _same(yours.permute(order), expected):
+            return (f"yours holds the expected values with its dimensions in another order: yours.permute{tuple(order)} "
+                    f"is the expected {tuple(expected.shape)}")
     return ""
 
 

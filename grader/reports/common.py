@@ -92,8 +92,8 @@ def inputs_words(diagnosis: Diagnosis) -> str:
 def origin_words(diagnosis: Diagnosis) -> str:
     """How the origin line is introduced: where a wrong shape, or a value the reference never has, is made."""
     if diagnosis.origin_kind == "value":
-        return "First line of yours whose result the reference never computes (its inputs match the reference's):"
-    if diagnosis.origin_kind in ("combination", "inputs"):
+        return "First line of yours whose result the reference never computes (the tensors it is computed from match the reference's):"
+    if diagnosis.origin_kind in ("combination", "inputs", "uses"):
         return "First line of yours whose result the reference never computes:"
     if diagnosis.origin_kind == "call":
         return "It was raised in a call from your line"

@@ -32,7 +32,7 @@ import weakref
 import torch
 from torch.overrides import TorchFunctionMode
 
-MAX_STEPS = 240  # steps kept per call
+MAX_STEPS = 480  # steps kept per call
 MAX_ELEMENTS = 4096  # largest tensor kept as a step
 MATMULS = frozenset({"matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "einsum"})
 KEPT_DTYPES = frozenset({torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,

@@ -21,8 +21,9 @@ def weights_from_scores(scores, d_k, *, scale=True, mask=1, dim=-1, fill=-INF):
     return torch.softmax(scores / d_k**0.5 if scale else scores, dim=dim)
 
 
-def check_mask_buffer(probed, *, what):
-    """The module built with context_length 5 keeps the causal mask as a persistent buffer."""
+def check_mask_buffer(probed, *, what, tokens: int | None = None):
+    """The module built with context_length 5 keeps the causal mask as a persistent buffer
+    (``tokens``: how many tokens the forward call before the mask was read had)."""
     if "mask" in probed["parameters"]:
         require(False, "the mask is a trainable parameter", what=what,
                 hint="A mask is not learned: register it as a buffer, " + MASK_BUFFER)
@@ -34,6 +35,15 @@ def check_mask_buffer(probed, *, what):
     require("mask" in probed["state_dict"], "the mask buffer is not in the state_dict", what=what,
             hint="Register it as a persistent buffer (the default, persistent=True): " + MASK_BUFFER)
     mask = probed["mask"]
+    if (isinstance(mask, torch.Tensor) and mask.dim() == 2 and mask.shape[0] == mask.shape[1] == tokens
+            and tokens < 5 and torch.equal(mask.bool(), future_mask(tokens)) and probed.get("out") is not None):
+        size = mask.shape[0]  # the right mask's corner, as big as the forward call's tokens: forward cut it for good
+        require(False, f"after a forward call on {size} tokens the mask buffer is the {size} x {size} corner of the "
+                       "mask it should keep", what=what, expected="torch.triu(torch.ones(5, 5), diagonal=1)",
+                actual=str(mask.tolist()),
+                hint="forward slices the mask for the tokens it gets and assigns the slice back to self.mask, so the "
+                     "buffer shrinks for every later call: use the slice (self.mask[:num_tokens, :num_tokens]) without "
+                     "assigning it to self.mask.")
     require(isinstance(mask, torch.Tensor) and tuple(mask.shape) == (5, 5) and torch.equal(mask.bool(), future_mask(5)),
             "the mask buffer should have ones above the diagonal (the positions to hide), shape (context_length, "
             "context_length)", what=what, hint=MASK_BUFFER, expected="torch.triu(torch.ones(5, 5), diagonal=1)",

@@ -186,7 +186,7 @@ def test_causal_attention_dropout_on_weights(probed):
 def test_causal_attention_mask_buffer(probed):
     what = "CausalAttention(3, 2, 5, 0.0) keeps its mask with register_buffer('mask', ...)"
     require(isinstance(probed, dict), "no structure to check", what=what)
-    check_mask_buffer(probed, what=what)
+    check_mask_buffer(probed, what=what, tokens=X_STRUCTURE.shape[1])
     close(probed.get("out"), CAUSAL_STRUCTURE_OUT, what="CausalAttention(3, 2, 5, 0.0), seed 0, on a (2, 4, 3) batch")
 
 

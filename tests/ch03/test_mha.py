@@ -192,7 +192,7 @@ def test_mha_structure(probed):
     require(probed["num_heads"] == 3 and probed["head_dim"] == 2,
             f"num_heads = {probed['num_heads']}, head_dim = {probed['head_dim']}; expected 3 and 2", what=what,
             hint="Keep self.num_heads = num_heads and self.head_dim = d_out // num_heads.")
-    check_mask_buffer(probed, what=what)
+    check_mask_buffer(probed, what=what, tokens=X_STRUCTURE.shape[1])
     close(probed.get("out"), MHA_STRUCTURE_OUT, what="MultiHeadAttention(4, 6, 5, 0.0, num_heads=3), seed 0, on a "
           "(2, 4, 4) batch")
 

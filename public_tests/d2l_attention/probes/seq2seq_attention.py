@@ -9,9 +9,8 @@ def book_example(student, X, enc_valid_lens):
     probing.seed(0)
     encoder = probing.build(student, "Seq2SeqEncoder", 10, 8, 16, 2, train=False)
     decoder = probing.build(student, "Seq2SeqAttentionDecoder", 10, 8, 16, 2, train=False)
-    state = probing.call(decoder.init_state, probing.call(encoder, X), enc_valid_lens)
-    with probing.recorded_if_sent(decoder) as recorder:  # where an error's wrong shape was made
-        result = decoder(X, state)
+    with probing.recorded_if_sent(decoder) as recorder:  # the encoder and init_state too: where a wrong shape was made
+        result = decoder(X, decoder.init_state(encoder(X), enc_valid_lens))
     if type(result) not in (list, tuple) or len(result) != 2 or type(result[1]) not in (list, tuple):
         raise ProbeError("forward should return a pair (outputs, state), the state a list")
     output, state = result
@@ -37,12 +36,12 @@ def teacher_forced(student, seed, X, enc_valid_lens, calls=1):
     probing.seed(seed)
     encoder = probing.build(student, "Seq2SeqEncoder", 10, 8, 16, 2, train=False)
     decoder = probing.build(student, "Seq2SeqAttentionDecoder", 10, 8, 16, 2, train=False)
-    state = probing.call(decoder.init_state, probing.call(encoder, X), enc_valid_lens)
-    for call in range(calls):
-        with probing.recorded_if_sent(decoder if call == calls - 1 else None) as recorder:  # the last call's steps
+    with probing.recorded_if_sent(decoder) as recorder:  # from the encoder on, every call
+        state = decoder.init_state(encoder(X), enc_valid_lens)
+        for _ in range(calls):
             result = decoder(X, state)
-        if type(result) not in (list, tuple) or len(result) != 2 or type(result[1]) not in (list, tuple):
-            raise ProbeError("forward should return a pair (outputs, state), the state a list")
+            if type(result) not in (list, tuple) or len(result) != 2 or type(result[1]) not in (list, tuple):
+                raise ProbeError("forward should return a pair (outputs, state), the state a list")
     output, new_state = result
     weights = probing.attribute(decoder, "attention_weights")
     if type(weights) not in (list, tuple):

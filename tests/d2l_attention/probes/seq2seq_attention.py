@@ -46,10 +46,10 @@ def decode(student, args, seed, enc_outputs, enc_state, X, enc_valid_lens, train
     tokens), a first ``forward`` on them from the same state comes before: the attention weights
     kept must then be those of the last call."""
     module = probing.build(student, DECODER, *args, seed=seed, train=train)
-    state = start(module, enc_outputs, enc_state, enc_valid_lens)
-    if before is not None:
-        step(module, before, state)
-    with probing.recorded_if_sent(module) as recorder:
+    with probing.recorded_if_sent(module) as recorder:  # from init_state on: where a wrong state was made
+        state = start(module, enc_outputs, enc_state, enc_valid_lens)
+        if before is not None:
+            step(module, before, state)
         output, new_state = step(module, X, state)
     return probing.with_steps({"init": state, "output": output, "state": new_state, "weights": kept_weights(module)},
                               recorder)
@@ -67,8 +67,8 @@ def book_example(student, args, seed, X):
     probing.seed(seed)
     encoder = probing.build(student, ENCODER, *args, train=False)
     decoder = probing.build(student, DECODER, *args, train=False)
-    state = as_list(probing.call(decoder.init_state, probing.call(encoder, X), None), "init_state's result")
-    with probing.recorded_if_sent(decoder) as recorder:
+    with probing.recorded_if_sent(decoder) as recorder:  # the encoder and init_state too
+        state = as_list(probing.call(decoder.init_state, probing.call(encoder, X), None), "init_state's result")
         output, new_state = step(decoder, X, state)
     return probing.with_steps({"output": output, "state": new_state, "weights": kept_weights(decoder)}, recorder)
 
