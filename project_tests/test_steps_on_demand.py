@@ -29,7 +29,7 @@ def test_the_graded_run_sends_traced_values_without_their_steps(tmp_path, monkey
         worker.run(channel, "tiny", str(tmp_path), None, [probe], steps=steps)
         sent[steps] = json.loads(channel.getvalue().splitlines()[-1])["value"]
     assert [label for label, *_ in sent[True]["steps"]][:2] == ["softmax input", "softmax"]
-    assert sent[True]["steps"][1][2] == ["tiny.py", 4]  # each step with the student's line that computed it
+    assert sent[True]["steps"][1][2] == ["tiny.py", 4, 0]  # each step with the student's line that computed it
     assert sent[False] == {"$traced": sent[True]["$traced"]}
 
 
