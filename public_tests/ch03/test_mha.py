@@ -56,6 +56,24 @@ def test_exercise_3_3_parameters(probed):
             what="sum(p.numel() for p in exercise_3_3_gpt2_attention().parameters())", hint=hint.get(difference, ""))
 
 
+
+@pytest.mark.points(1)
+@pytest.mark.probe("exercise_3_3_configuration")
+def test_exercise_3_3_configuration(probed):
+    got = probed if isinstance(probed, dict) else {}
+    what = "exercise_3_3_gpt2_attention(): num_heads, the shape of its mask buffer, its dropout rate"
+    require(got.get("num_heads") == 12, f"num_heads is {got.get('num_heads')}, expected 12", what=what,
+            expected="12", actual=str(got.get("num_heads")), hint="GPT-2 small has 12 attention heads.")
+    mask = got.get("mask_shape")
+    require(mask == [1024, 1024], f"the mask has shape {mask}, expected [1024, 1024]" if mask is not None
+            else "the module has no buffer named mask (register_buffer('mask', ...)), expected one of shape [1024, 1024]",
+            what=what, expected="[1024, 1024]", actual=str(mask),
+            hint="GPT-2 small has a context length of 1024 tokens (context_length sets the mask's size, "
+                 "not the number of parameters).")
+    require(got.get("dropout") == 0.0, f"dropout is {got.get('dropout')}, expected 0.0", what=what,
+            expected="0.0", actual=str(got.get("dropout")))
+
+
 # Inputs no book printed; the expected results are the reference's (catalog.json).
 X_SHORT = random_inputs(61, 2, 5, 4)  # 5 tokens for context_length 8
 X_THREE, X_SEVEN = random_inputs(62, 2, 3, 4), random_inputs(63, 2, 7, 4)

@@ -16,6 +16,19 @@ def test_sequence_mask_book_example(probed):
 
 
 @pytest.mark.points(1)
+@calls("sequence_mask", torch.ones(2, 3, 4), torch.tensor([1, 2]), -1)
+def test_sequence_mask_trailing_axes(probed):
+    # The docstring's example: X has an axis after the first two, so whole entries X[r, p] are masked.
+    expected = torch.ones(2, 3, 4)
+    expected[0, 1:] = -1  # row 0 keeps position 0
+    expected[1, 2:] = -1  # row 1 keeps positions 0 and 1
+    what = "sequence_mask(torch.ones(2, 3, 4), torch.tensor([1, 2]), value=-1)"
+    require(getattr(probed, "shape", None) == (2, 3, 4), "sequence_mask should keep the shape (2, 3, 4)",
+            what=what, expected="shape (2, 3, 4)", actual=str(getattr(probed, "shape", type(probed))),
+            hint="The mask has shape (n, maxlen): it selects whole entries X[r, p], whatever X has after its first two axes.")
+    close(probed, expected, what=what + ": every number of X[r, p] at or beyond row r's valid length is -1")
+
+@pytest.mark.points(1)
 @calls("masked_softmax", SCORES, VALID_LENS)
 def test_masked_softmax_book_example(probed):
     what = "masked_softmax(X of shape (2, 2, 4), torch.tensor([2, 3]))"

@@ -33,6 +33,7 @@ def test_multi_head_attention_book_shape(probed):
 X_SPLIT = generated(41, 2, 4, 6)
 Q, K, V = generated(42, 2, 4, 5), generated(43, 2, 6, 6), generated(44, 2, 6, 7)
 LENS = torch.tensor([2, 5])
+LENS_PER_QUERY = torch.tensor([[1, 6, 3, 2], [5, 2, 6, 4]])  # (batch_size, num_queries): one length per query
 
 
 @pytest.mark.points(1)
@@ -48,6 +49,14 @@ def test_multi_head_attention_other_sizes(probed, reference):
                                  "num_hiddens=12, num_heads=3, dropout=0.5) in eval mode on queries (2, 4, 5), keys "
                                  "(2, 6, 6), values (2, 6, 7), valid_lens [2, 5]")
 
+
+@pytest.mark.points(1)
+@pytest.mark.probe("attend", args=[6, 5, 7, 12, 3, 0.5], seed=7, queries=Q, keys=K, values=V, valid_lens=LENS_PER_QUERY)
+def test_multi_head_attention_valid_lens_per_query(probed, reference):
+    same(probed, reference, what="torch.manual_seed(7); MultiHeadAttention(key_size=6, query_size=5, value_size=7, "
+                                 "num_hiddens=12, num_heads=3, dropout=0.5) in eval mode on queries (2, 4, 5), keys "
+                                 "(2, 6, 6), values (2, 6, 7), valid_lens [[1, 6, 3, 2], [5, 2, 6, 4]] of shape (2, 4): "
+                                 "one valid length per query, the same for every head")
 
 @pytest.mark.points(1)
 @pytest.mark.probe("parameters", args=[6, 5, 7, 12, 3, 0.5])

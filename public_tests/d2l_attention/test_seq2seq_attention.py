@@ -5,6 +5,8 @@ Here the decoder runs on YOUR AdditiveAttention from scoring.py; on GitHub it is
 with the reference one, so a mistake in scoring.py costs points only once.
 """
 
+import math
+
 import pytest
 import torch
 
@@ -74,16 +76,30 @@ def test_second_call(probed, reference):
                                  "hidden state and attention weights (one per step of that call)")
 
 
-# Each case of test_bleu_repeated_ngrams_and_lengths, worked out by hand (the value itself is the reference's).
+def worked_bleu(pred: str, label: str, matches: list[tuple[int, int]]) -> str:
+    """Every factor of the expected BLEU, worked out by hand: the brevity penalty and each clipped
+    precision p_n = matches / n-grams of the prediction (``matches[n - 1]``), then their product."""
+    len_pred, len_label = len(pred.split(" ")), len(label.split(" "))
+    penalty = math.exp(min(0, 1 - len_label / len_pred))
+    powered = [(num / den) ** (0.5 ** n) for n, (num, den) in enumerate(matches, 1)]
+    formula = " * ".join(["penalty", *(f"p_{n} ** (1/{2 ** n})" for n in range(1, len(matches) + 1))])
+    grams = {1: "unigram", 2: "bigram", 3: "trigram"}
+    clipped = "; a label n-gram matches at most as often as it occurs there"
+    precisions = [f"p_{n} = {num}/{den} ({num} of the prediction's {den} {grams[n]}{'s' if den != 1 else ''} found "
+                  f"in the label{clipped if n == 1 else ''})" for n, (num, den) in enumerate(matches, 1)]
+    return (f"BLEU = {formula}, with penalty = exp(min(0, 1 - {len_label}/{len_pred})) = {penalty:.4f} (label of "
+            f"{len_label} tokens, prediction of {len_pred}); {'; '.join(precisions)}: BLEU = "
+            f"{' * '.join(f'{f:.4f}' for f in [penalty, *powered])} = {math.prod([penalty, *powered]):.4f}.")
+
+
+# Each case of test_bleu_repeated_ngrams_and_lengths, its factors worked out by hand (the value itself is the
+# reference's): (pred, label, k, [(numerator, denominator) of p_1 .. p_k], a note).
 BLEU_CASES = [
-    ("a a a b", "a b c d", 2, "p_1 = 2/4 (\"a\" counts once: the label has one), p_2 = 1/3 (only \"a b\" is in the label); "
-     "equal lengths, so no penalty: BLEU = (2/4) ** (1/2) * (1/3) ** (1/4)."),
-    ("a b c", "a b c d e f", 2, "p_1 = 3/3 and p_2 = 2/2, but the prediction has 3 tokens and the label 6: the penalty "
-     "is exp(min(0, 1 - 6/3)) = exp(-1): BLEU = 0.3679."),
-    ("a b c d e f", "a b c", 2, "p_1 = 3/6, p_2 = 2/5; the prediction is longer than the label, so no penalty "
-     "(exp(min(0, 1 - 3/6)) = 1): BLEU = (3/6) ** (1/2) * (2/5) ** (1/4)."),
-    ("the cat the cat sat", "the cat sat on the mat", 3, "p_1 = 4/5, p_2 = 2/4, p_3 = 1/3 (clipped counts); 5 tokens "
-     "against 6: the penalty is exp(1 - 6/5): BLEU = exp(-0.2) * (4/5) ** (1/2) * (2/4) ** (1/4) * (1/3) ** (1/8)."),
+    ("a a a b", "a b c d", 2, [(2, 4), (1, 3)], "\"a\" counts once: the label has one; only \"a b\" is in the label."),
+    ("a b c", "a b c d e f", 2, [(3, 3), (2, 2)], ""),
+    ("a b c d e f", "a b c", 2, [(3, 6), (2, 5)], ""),
+    ("the cat the cat sat", "the cat sat on the mat", 3, [(4, 5), (2, 4), (1, 3)],
+     "\"the\" counts twice and \"cat\" once: the label has two and one."),
 ]
 
 
@@ -92,11 +108,11 @@ BLEU_CASES = [
 def test_bleu_repeated_ngrams_and_lengths(probed, reference):
     require(isinstance(probed, list) and len(probed) == len(BLEU_CASES), "bleu should give one number per case",
             what="bleu(pred, label, k)")
-    for (pred, label, k, worked), mine, theirs in zip(BLEU_CASES, probed, reference, strict=True):
+    for (pred, label, k, matches, note), mine, theirs in zip(BLEU_CASES, probed, reference, strict=True):
         require(type(mine) in (int, float) and abs(mine - theirs) <= 1e-4,
                 f"bleu({pred!r}, {label!r}, {k}): expected {theirs:.4f}, got {mine!r}"[:300],
                 what=f"bleu({pred!r}, {label!r}, {k})", expected=f"{theirs:.4f}", actual=repr(mine)[:80],
-                hint=f"Worked out: {worked}")
+                hint=f"Worked out: {worked_bleu(pred, label, matches)} {note}".strip())
 
 
 @pytest.mark.points(1)

@@ -2,8 +2,11 @@
 
 ``same_seed`` builds a reference module the way the sandbox builds the student's
 (``torch.manual_seed`` right before construction); ``check_gradients`` compares gradients;
-``masked_weight_problem`` says what is visibly wrong with masked attention weights.
+``masked_weight_problem`` says what is visibly wrong with masked attention weights;
+``worked_bleu`` writes out every factor of an expected BLEU.
 """
+
+import math
 
 import torch
 
@@ -50,3 +53,24 @@ def check_gradients(probed, expected: dict, what: str):
                 hint="Compute with differentiable tensor operations: no .detach(), .data, .item() or torch.no_grad() in forward."
                 if graph_cut(probed, expected, absent) else "")
         close(probed[name], grad, what=f"{what}: gradient of {name}")
+
+
+GRAMS = {1: "unigram", 2: "bigram", 3: "trigram"}
+
+
+def worked_bleu(len_pred: int, len_label: int, matches: list[tuple[int, int]]) -> tuple[str, float]:
+    """Every factor of an expected BLEU, worked out by hand, and their product: the brevity penalty
+    and each clipped precision ``p_n = matches / n-grams of the prediction`` (``matches[n - 1]``).
+    A student compares whichever factor they got wrong; the text never says which one it is."""
+    penalty = math.exp(min(0, 1 - len_label / len_pred))
+    powered = [(num / den) ** (0.5 ** n) for n, (num, den) in enumerate(matches, 1)]
+    value = math.prod([penalty, *powered])
+    formula = " * ".join(["penalty", *(f"p_{n} ** (1/{2 ** n})" for n in range(1, len(matches) + 1))])
+    clipped = "; a label n-gram matches at most as often as it occurs there"
+    precisions = [f"p_{n} = {num}/{den} ({num} of the prediction's {den} {GRAMS.get(n, f'{n}-gram')}"
+                  f"{'s' if den != 1 else ''} found in the label{clipped if n == 1 else ''})"
+                  for n, (num, den) in enumerate(matches, 1)]
+    text = (f"BLEU = {formula}, with penalty = exp(min(0, 1 - {len_label}/{len_pred})) = {penalty:.4f} (label of "
+            f"{len_label} tokens, prediction of {len_pred}); {'; '.join(precisions)}: BLEU = "
+            f"{' * '.join(f'{f:.4f}' for f in [penalty, *powered])} = {value:.4f}.")
+    return text, value

@@ -1,8 +1,6 @@
 """Section 11.4: Bahdanau attention in a sequence-to-sequence decoder, and BLEU
 (graded with the reference AdditiveAttention)."""
 
-import math
-
 import pytest
 import torch
 
@@ -10,7 +8,7 @@ import seq2seq_attention as ref
 from book import SEQ2SEQ_ARGS, SEQ2SEQ_OUTPUT_SHAPE, SEQ2SEQ_STATE_SHAPES, SEQ2SEQ_X, random_inputs, random_tokens
 from grader.suite.comparisons import close, require
 from grader.suite.plugin import calls
-from hints import check_gradients, masked_weight_problem, same_seed
+from hints import check_gradients, masked_weight_problem, same_seed, worked_bleu
 
 SEED = 11
 # Encoder outputs and states are made here, not by an encoder. They are large (3 * normal) so
@@ -288,27 +286,26 @@ def check_bleu(probed, pred, label, k, expected, worked=""):
           what=f"{what}; worked out: {worked}" if worked else what, atol=1e-6)
 
 
-def bleu_case(pred: str, label: str, k: int, expected: float, worked: str, name: str):
-    """A case of ``test_bleu``: ``bleu(pred, label, k)`` should be ``expected``, worked out by hand as ``worked`` says."""
-    return pytest.param(pred, label, k, expected, worked, marks=calls("bleu", pred, label, k), id=name)
+def bleu_case(pred: str, label: str, matches: list[tuple[int, int]], note: str, name: str):
+    """A case of ``test_bleu``: ``bleu(pred, label, len(matches))`` should be the product of the factors
+    worked out by hand (``matches``: each p_n's numerator and denominator), shown factor by factor."""
+    worked, expected = worked_bleu(len(pred.split(" ")), len(label.split(" ")), matches)
+    k = len(matches)
+    return pytest.param(pred, label, k, expected, f"{worked} {note}" if note else worked, marks=calls("bleu", pred, label, k),
+                        id=name)
 
 
 BLEU = [
-    bleu_case("the cat sat on the mat", "the cat sat on the mat", 4, 1.0,
-              "Every n-gram of the prediction occurs in the label, so p_1 = ... = p_4 = 1, and the lengths are "
-              "equal, so the penalty is exp(0) = 1: BLEU = 1.", "exact_match"),
-    bleu_case("il est calme", "je suis chez moi .", 2, 0.0,
-              "No token of the prediction occurs in the label: p_1 = 0/3, so BLEU = 0 whatever the other factors.",
-              "no_overlap"),
-    bleu_case("a b", "a b c d", 2, math.exp(-1),
-              "p_1 = 2/2 and p_2 = 1/1, but the prediction has 2 tokens and the label 4: the penalty is "
-              "exp(min(0, 1 - 4/2)) = exp(-1) = 0.3679.", "brevity_penalty"),
-    bleu_case("a b c d", "a b d c", 2, (1 / 3) ** 0.25,
-              "p_1 = 4/4; the bigrams ab, bc, cd of the prediction against ab, bd, dc of the label: p_2 = 1/3. "
-              "BLEU = 1 ** 0.5 * (1/3) ** 0.25 = 0.7598 (with k = 1 it would be 1).", "k"),
-    bleu_case("a a a a", "a b", 1, 0.5,
-              "\"a\" occurs once in the label, so only one of the four predicted \"a\" counts: p_1 = 1/4; the "
-              "prediction is longer than the label, so no penalty: BLEU = (1/4) ** 0.5 = 0.5.", "clipped_counts"),
+    bleu_case("the cat sat on the mat", "the cat sat on the mat", [(6, 6), (5, 5), (4, 4), (3, 3)], "",
+              "exact_match"),
+    bleu_case("il est calme", "je suis chez moi .", [(0, 3), (0, 2)],
+              "No token of the prediction occurs in the label, so BLEU = 0 whatever the other factors.", "no_overlap"),
+    bleu_case("a b", "a b c d", [(2, 2), (1, 1)], "", "brevity_penalty"),
+    bleu_case("a b c d", "a b d c", [(4, 4), (1, 3)],
+              "The bigrams ab, bc, cd of the prediction against ab, bd, dc of the label (with k = 1 BLEU would be 1).",
+              "k"),
+    bleu_case("a a a a", "a b", [(1, 4)],
+              "\"a\" occurs once in the label, so only one of the four predicted \"a\" counts.", "clipped_counts"),
 ]
 
 

@@ -4,6 +4,7 @@ The probes shared with causal.py (forward passes, dropout, structure, gradients)
 by class name.
 """
 
+import torch
 from torch import nn
 
 from grader.sandbox import probing
@@ -65,3 +66,16 @@ def parameter_count(student):
     """How many trainable numbers ``exercise_3_3_gpt2_attention()`` holds."""
     module = probing.build(student, "exercise_3_3_gpt2_attention", kind="function", initialize=False)
     return int(sum(p.numel() for p in module.parameters() if p.requires_grad))
+
+
+def exercise_3_3_configuration(student):
+    """How ``exercise_3_3_gpt2_attention()`` is configured (no value): its number of heads, the
+    shape of its ``mask`` buffer and its dropout rate."""
+    module = probing.build(student, "exercise_3_3_gpt2_attention", kind="function", initialize=False)
+    with probing.student_code():
+        mask = dict(module.named_buffers()).get("mask")
+        dropout = getattr(module, "dropout", None)
+        return {"num_heads": probing.int_or_none(getattr(module, "num_heads", None)),
+                "mask_shape": [int(n) for n in mask.shape] if type(mask) is torch.Tensor else None,
+                "dropout": float(dropout.p) if isinstance(dropout, nn.Dropout) and type(dropout.p) in (int, float)
+                else None}
