@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from grader.sandbox import fault, trace, wire
+from grader.sandbox import fault, probing, trace, wire
 
 ATOL = 1e-4
 MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
@@ -142,11 +142,12 @@ def as_sent(value):
     return value
 
 
-def run_probe(function, module, kwargs: dict):
-    """``function(module, **kwargs)`` with torch's random state kept as it was."""
+def run_probe(function, module, kwargs: dict, steps: bool = True):
+    """``function(module, **kwargs)`` with torch's random state kept as it was; a traced probe's
+    value with its recorded steps only if ``steps`` (the reference's: a mistake's are never read)."""
     kwargs = _copy(kwargs)  # a probe may change its inputs in place (sequence_mask does)
     folder = str(Path(getattr(module, "__file__", "") or ".").parent)
-    with torch.random.fork_rng(devices=[]), trace.student_files(folder):
+    with torch.random.fork_rng(devices=[]), trace.student_files(folder), probing.sending_steps(steps):
         try:
             return as_sent(function(module, **kwargs))
         except Exception as exc:  # noqa: BLE001 - a mistake may raise, as student code may
@@ -213,12 +214,18 @@ def _jsonable(value):
 
 
 @functools.lru_cache(maxsize=None)
+def _loaded(catalog_suite: str) -> tuple:
+    """The catalog of a suite, read once per process (:func:`load` reads every file each call)."""
+    return tuple(load(Path(catalog_suite)))
+
+
+@functools.lru_cache(maxsize=None)
 def _module(catalog_suite: str, solutions: str, stem: str, mistake: str | None):
     path = Path(solutions) / f"{stem}.py"
     source = path.read_text()
     if mistake is not None:
         index = int(mistake.rsplit(":", 1)[1])
-        source = load(Path(catalog_suite))[index].apply(source)
+        source = _loaded(catalog_suite)[index].apply(source)
     return load_source(stem, source, path)
 
 
@@ -244,7 +251,7 @@ def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, fro
     function = worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
     if function is None:
         return failure("ProbeError", f"no probe {probe}")
-    return run_probe(function, module, frozen.kwargs)
+    return run_probe(function, module, frozen.kwargs, steps=mistake is None)
 
 
 def warm(source, calls) -> None:
