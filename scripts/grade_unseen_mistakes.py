@@ -145,6 +145,20 @@ def module_view(report: dict, stem: str) -> dict:
     }
 
 
+def shows_cause(view: dict, line_hint: str) -> bool:
+    """A mechanical stand-in for a reader's "right": the diagnosis names a concept, or shows the
+    mistaken line with its code (``line_hint`` in one of the lines it quotes: the line that
+    computes the differing step, the origin, the lines that make what it uses, its inputs)."""
+    diagnosis = view.get("diagnosis") or {}
+    if diagnosis.get("concepts"):
+        return True
+    norm = lambda text: " ".join(str(text).split())  # noqa: E731
+    quoted = [diagnosis.get("code", ""), diagnosis.get("origin_code", ""),
+              *(line.split(": ", 2)[-1] for line in diagnosis.get("made") or []),
+              *(line.split(": ", 1)[-1] for line in diagnosis.get("inputs") or [])]
+    return any(norm(line_hint) in norm(code) for code in quoted if code)
+
+
 def other_feedback(exercise: dict) -> str:
     """Another module's feedback in one line: its diagnosis, else its first failing check's message."""
     line = diagnosis_line(Report.from_dict({"assignment": "", "score": 0, "max_score": 0, "exercises": [exercise]}).exercises[0].diagnosis)
@@ -210,6 +224,10 @@ def main() -> int:
     (args.out / "feedback.md").write_text("\n".join(lines) + "\n")
     full = [r["id"] for r in results if r["hidden"]["score"] == r["hidden"]["max_score"]]
     print(f"{len(results)} mistakes graded ({len(public)} also checked publicly); full points in the hidden grade: {full}")
+    for side in ("hidden", "public"):
+        views = [(r[side], r["line_hint"]) for r in results if side in r]
+        shown = sum(shows_cause(view, hint) for view, hint in views)
+        print(f"{side}: the concept or the mistaken line with its code for {shown} of {len(views)}")
     print(f"feedback: {args.out / 'feedback.md'}")
     return 0
 
