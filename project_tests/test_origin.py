@@ -139,7 +139,8 @@ def test_the_report_says_which_line_and_what_it_claims_of_its_inputs():
     assert ("First line of yours whose result the reference never computes (the tensors it is computed from match the "
             "reference's): "
             "causal.py, line 78: row_sums = masked.sum(dim=-2, keepdim=True)") in lines
-    assert lines[-3:] == ["It uses self.P, which these lines of yours make:", "  line 69: P = 1", "  line 73: P[0] = 2"]
+    assert lines[-3:] == ["It uses self.P; these lines of yours make it, or what it is made from:", "  line 69: P = 1",
+                          "  line 73: P[0] = 2"]
     mixed = Diagnosis(stage="output", origin="mine.py, line 14", origin_code="return weights @ values",
                       origin_kind="combination", inputs=["line 12: values = x @ wk"])
     text = "\n".join(lead(mixed))

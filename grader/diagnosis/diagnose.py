@@ -19,6 +19,7 @@ from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
 from grader.diagnosis.localize import OUTPUT, first_difference, shape_departure, stages
 from grader.diagnosis.origin import MAX_LINES, called_on, made_at, shape_origin, statement_at, value_origin
+from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import relation
 from grader.model import Diagnosis
 
@@ -200,7 +201,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     # when no torch call raised and it is the one layer the line calls (nn.GRU checks its input
     # itself), or when no steps were recorded at all (in __init__).
     if diagnosis.code and raised_at.startswith(f"{stem}.py, line "):
-        layers = [p for p in raised if type(p) is str] if steps else None
+        layers = [p for p in raised if type(p) is str and p != OUTSIDE] if steps else None
         if steps and not raised and len(called_on(diagnosis.code)) == 1:
             layers = list(called_on(diagnosis.code))  # no torch call raised: the one layer the line calls did
         _uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers, same_method=True)

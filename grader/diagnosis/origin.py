@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from grader.diagnosis.catalog import same_tensor
+from grader.sandbox.trace import OUTSIDE
 
 LAYOUT = frozenset({"transpose", "permute", "t", "view", "reshape", "contiguous", "unsqueeze", "squeeze",
                     "flatten", "unflatten", "expand", "expand_as", "repeat", "movedim", "swapaxes", "mT", "T",
@@ -154,11 +155,20 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     """Where the value at ``steps[start]`` first went wrong (see the module docstring)."""
     values = KnownValues(reference_steps, extra)
 
-    def known(i: int) -> bool:
-        return values.holds(steps[i][1], layout=steps[i][0] in LAYOUT) if 0 <= i < len(steps) else True
-
     def parents_of(i: int) -> list:
         return [p for p in steps[i][3] if type(p) is not int or p < i] if len(steps[i]) > 3 else []
+
+    # Masks and positions built from nothing the student computed (aranges, ones, their comparisons):
+    # a student may build them otherwise than the reference and be right, so they are not judged
+    # by value; what they are used in is.
+    constant: dict[int, bool] = {}
+    for i, step in enumerate(steps):
+        constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
+
+    def known(i: int) -> bool:
+        if not 0 <= i < len(steps) or constant.get(i):
+            return True
+        return values.holds(steps[i][1], layout=steps[i][0] in LAYOUT)
 
     root = first_unknown([start], parents_of, known)
     if root is None:
@@ -167,7 +177,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     matched = [values.matching(steps[p][1], exact=True) for p in inputs if steps[p][1].numel() > 1]
     same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
     if same:
-        return Origin(root, True, [], attributes=any(type(p) is str for p in parents_of(root)))
+        return Origin(root, True, [], attributes=any(type(p) is str and p != OUTSIDE for p in parents_of(root)))
     # What it was computed from, and the layout steps those came through (a permute before a view).
     shown, frontier = [], list(reversed(inputs))
     while frontier and len(shown) < 8:

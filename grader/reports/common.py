@@ -78,15 +78,18 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
     if diagnosis.inputs:
         parts.append(f"{inputs_words(diagnosis)} " + "; ".join(diagnosis.inputs) + ".")
     parts += [f"It uses {name}, made at {lines[0]}." if len(lines) == 1 else
-              f"It uses {name}, which these lines of yours make: {'; '.join(lines)}." for name, lines in made_by_name(diagnosis.made)]
+              f"It uses {name}; these lines of yours make it, or what it is made from: {'; '.join(lines)}."
+              for name, lines in made_by_name(diagnosis.made)]
     return " ".join(parts)
 
 
 def inputs_words(diagnosis: Diagnosis) -> str:
     """How the lines that made the origin line's inputs are introduced."""
     if diagnosis.origin_kind == "combination":
-        return "Each value it is computed from is one the reference computes too, but the reference never combines them so; they are made at:"
-    return "Not all it is computed from is what the reference computes (some only in another shape or order); it is made at:"
+        return ("Each value it is computed from is one the reference computes too (the steps inside its softmax "
+                "included), but the reference never combines them so; they are made at:")
+    return ("Some of what it is computed from is not what the reference computes, or only in another shape or order; "
+            "it is made at:")
 
 
 def origin_words(diagnosis: Diagnosis) -> str:
@@ -135,6 +138,6 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         if len(made) == 1:
             lines.append(f"It uses {name}, made at {made[0]}")
         else:
-            lines.append(f"It uses {name}, which these lines of yours make:")
+            lines.append(f"It uses {name}; these lines of yours make it, or what it is made from:")
             lines += [f"  {line}" for line in made]
     return lines

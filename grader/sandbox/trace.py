@@ -11,8 +11,9 @@ the module are labelled with that parameter's name (``x @ W_query``).
 Each step also notes where the student's code computed it: the line number in the innermost
 frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox),
 else 0; and what it was computed from: the earlier steps among its arguments (followed through
-the calls that are not kept, such as a boolean mask or a ``.T``), and the module's own tensors
-among them (``"W_query"`` for ``self.W_query`` or its weight, ``"P"`` for a table ``self.P``). A step
+the calls that are not kept, such as a ``.T``), the module's own tensors among them
+(``"W_query"`` for ``self.W_query`` or its weight, ``"P"`` for a table ``self.P``), and
+``"__outside__"`` for a tensor from outside the recording (the probe's input). A step
 is ``[label, tensor, [file name, line], [parents]]`` (the file name relative to that folder; a
 parent is a step's index or an attribute's name); the grader reads the line's code from its own
 copy of the submission, never from the sandbox. In-place changes (``x.mul_(m)``, ``P[:, 0::2] =
@@ -37,6 +38,7 @@ MAX_ELEMENTS = 4096  # largest tensor kept as a step
 MATMULS = frozenset({"matmul", "__matmul__", "__rmatmul__", "bmm", "mm", "einsum"})
 KEPT_DTYPES = frozenset({torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
                          torch.uint8, torch.bool})  # what may cross the sandbox's border (wire.DTYPES)
+OUTSIDE = "__outside__"  # a parent that is a tensor from outside the recording (a probe's input)
 INPUT_OF = frozenset({"softmax", "_softmax", "dropout"})  # also keep what these receive
 
 
@@ -90,7 +92,7 @@ class Recorder(TorchFunctionMode):
         """The steps and attributes ``value`` (a tensor, or a list or tuple of them) was computed from."""
         if isinstance(value, torch.Tensor):
             entry = self.made.get(id(value))
-            return set(entry[1]) if entry is not None and entry[0]() is value else set()
+            return set(entry[1]) if entry is not None and entry[0]() is value else {OUTSIDE}
         if isinstance(value, (list, tuple)) and depth < 2:
             found = set()
             for item in value[:64]:

@@ -126,6 +126,11 @@ def test_wrapper_heads_concatenated(probed):
             what=what, hint="Pass dropout to every CausalAttention head.")
     require(probed.get("bias") == [True] * 3, "the heads have no qkv bias", what=what,
             hint="Pass qkv_bias to every CausalAttention head.")
+    distinct = probed.get("distinct_heads")
+    require(distinct in (None, 3), f"the 3 heads are only {distinct} distinct module(s): heads listed twice share "
+            "their parameters", what=what,
+            hint="Create a new CausalAttention for every head ([CausalAttention(...) for _ in range(num_heads)]); "
+                 "[CausalAttention(...)] * num_heads repeats one and the same head.")
     require(probed["parameters"] == WRAPPER_HEADS_PARAMETERS, f"the wrapper has {probed['parameters']} parameters, "
             f"expected {WRAPPER_HEADS_PARAMETERS}", what=what, hint="All heads' parameters belong to the wrapper (nn.ModuleList).")
     heads = probed.get("head_outputs")

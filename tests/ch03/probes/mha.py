@@ -69,6 +69,7 @@ def wrapper_heads(student, seed, args, x, kwargs=None):
     }
     if listed is None or not all(isinstance(h, nn.Module) for h in listed):
         return info
+    info["distinct_heads"] = len({id(h) for h in listed})  # one module listed three times is one head
     info["dropout"] = dropout_rates(listed)
     info["bias"] = [isinstance(getattr(h, "W_query", None), nn.Linear) and h.W_query.bias is not None for h in listed]
     probing.call(module.eval)
