@@ -2,6 +2,7 @@
 
 import torch
 
+from grader.suite.exact import dropout_factor
 from grader.suite.comparisons import close
 from grader.suite.comparisons import require as _require
 
@@ -29,7 +30,7 @@ def check_dropout(probed, expected_eval, *, n, p, pairs, what):
     require(not torch.allclose(after, weights, atol=1e-6), "in training mode the weights are unchanged: no dropout",
             what=what, hint="Call self.dropout on the attention weights in forward.")
     kept, dropped, visible = (after - weights / (1 - p)).abs() < 1e-4, after.abs() < 1e-6, weights.abs() > 1e-6
-    factor = other_scale(weights, after, p)
+    factor = dropout_factor(weights, after, p)
     require(factor is None, f"your dropout scales the weights it keeps by {round(factor or 0, 4)}, that is a rate of "
             f"{round(1 - 1 / (factor or 1), 4)}, but dropout={p} was passed", what=what,
             hint="Use the dropout rate the constructor is given: self.dropout = nn.Dropout(dropout).")
@@ -38,16 +39,3 @@ def check_dropout(probed, expected_eval, *, n, p, pairs, what):
                             f"1 / (1 - {p}); use the dropout rate the constructor is given.")
     require(bool((dropped & visible).any()) and bool((kept & visible).any()),
             "in training mode dropout should drop some weights and keep others", what=what)
-
-
-def other_scale(weights: torch.Tensor, after: torch.Tensor, p: float) -> float | None:
-    """The factor s when every weight after dropout is 0 or the weight times one and the same s, and s
-    is not 1 / (1 - p) (dropout then ran with the rate 1 - 1 / s); else None: no exact relation."""
-    kept = (weights.abs() > 1e-6) & (after.abs() > 1e-6)
-    if not bool(kept.any()):
-        return None
-    factor = float((after[kept] / weights[kept]).median())
-    if not factor > 1 or abs(factor - 1 / (1 - p)) < 1e-4:
-        return None
-    scaled, zero = (after - weights * factor).abs() < 1e-4 * factor, after.abs() < 1e-6
-    return factor if bool((scaled | zero).all()) else None

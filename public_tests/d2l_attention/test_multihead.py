@@ -9,6 +9,7 @@ import torch
 
 from book_values import MHA_KEYS, MHA_QUERIES, MHA_VALID_LENS, generated
 from grader.suite.public_reference import same
+from grader.suite.exact import require_same_names
 from grader.suite.comparisons import close, require
 
 
@@ -73,15 +74,3 @@ def test_layer_sizes(probed, reference):
                      f"{name.split('_')[0]}s, of {name} features.")
     require_same_names(shapes, reference, what)
     same(probed, reference, what=what)
-
-
-def require_same_names(shapes: dict, reference: list, what: str) -> None:
-    """The parameters' names are the reference's: else say which are missing and which are not expected."""
-    if not shapes:
-        return
-    expected = [name for name, _ in reference]
-    missing = [name for name in expected if name not in shapes]
-    extra = [str(name) for name in shapes if name not in expected]
-    said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
-                                       extra and "unexpected " + ", ".join(extra)) if text)
-    require(not said, f"{what}: {said}"[:300], what=what)

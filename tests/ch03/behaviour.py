@@ -2,6 +2,7 @@
 
 import torch
 
+from grader.suite.exact import dropout_factor
 from grader.suite.comparisons import close, graph_cut, require, visibly_wrong_weights
 
 INF = float("inf")
@@ -95,7 +96,7 @@ def check_dropout(probed, *, n, p, blocks, what, expected_eval):
     require(not torch.allclose(after, weights, atol=1e-6), "in training mode the weights are unchanged: no dropout",
             what=what, hint="Call self.dropout on the attention weights in forward.")
     kept, dropped, visible = (after - weights / (1 - p)).abs() < 1e-4, after.abs() < 1e-6, weights.abs() > 1e-6
-    factor = other_scale(weights, after, p)
+    factor = dropout_factor(weights, after, p)
     require(factor is None, f"your dropout scales the weights it keeps by {round(factor or 0, 4)}, that is a rate of "
             f"{round(1 - 1 / (factor or 1), 4)}, but dropout={p} was passed", what=what,
             hint="Use the dropout rate the constructor is given: self.dropout = nn.Dropout(dropout).")
@@ -189,16 +190,3 @@ def check_future_unseen(probed, expected_out, expected_changed, *, module):
     close(out, expected_out, what=f"the output of {module}")
     close(changed, expected_changed, what=f"the output of a second call of the same {module} on inputs whose tokens "
           "5-7 changed")
-
-
-def other_scale(weights: torch.Tensor, after: torch.Tensor, p: float) -> float | None:
-    """The factor s when every weight after dropout is 0 or the weight times one and the same s, and s
-    is not 1 / (1 - p) (dropout then ran with the rate 1 - 1 / s); else None: no exact relation."""
-    kept = (weights.abs() > 1e-6) & (after.abs() > 1e-6)
-    if not bool(kept.any()):
-        return None
-    factor = float((after[kept] / weights[kept]).median())
-    if not factor > 1 or abs(factor - 1 / (1 - p)) < 1e-4:
-        return None
-    scaled, zero = (after - weights * factor).abs() < 1e-4 * factor, after.abs() < 1e-6
-    return factor if bool((scaled | zero).all()) else None

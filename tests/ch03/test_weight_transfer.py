@@ -15,6 +15,7 @@ import torch
 import self_attention_v1 as ref_v1
 import self_attention_v2 as ref_v2
 from grader.suite.comparisons import close, require
+from grader.suite.exact import NOT_TRANSPOSED_HINT, what_it_holds
 from textbook import EXERCISE_3_1_FIRST, EXERCISE_3_1_LAST, INPUTS, random_inputs
 
 ORDER = ("W_query", "W_key", "W_value")
@@ -23,12 +24,6 @@ X_OTHER = random_inputs(41, 7, 5)  # 7 tokens of size 5: not the book's sizes
 X_SQUARE = random_inputs(42, 6, 4)
 X_SHORT, X_MID, X_LONG = random_inputs(43, 1, 3), random_inputs(44, 4, 3), random_inputs(45, 8, 3)
 X_GRAD = random_inputs(46, 5, 3)
-
-NOT_TRANSPOSED_HINT = ("The weights are not transposed: nn.Linear stores its weight as (d_out, d_in) and computes "
-                       "x @ weight.T, while v1 computes x @ W with W of shape (d_in, d_out). Copy weight.T.")
-RESHAPED_HINT = ("reshape (and view) keep the order of the values in memory: they give the right shape but do not "
-                 "transpose. Copy weight.T.")
-OTHER_LAYER_HINT = "Give each v1 matrix the weight of the v2 layer of the same name: sa_v1.W_query from sa_v2.W_query, ..."
 
 
 def reference_v2(seed, d_in, d_out):
@@ -65,31 +60,6 @@ class Transfer:
         self.gradients = {name: getattr(sa_v1, name).grad for name in ORDER}
 
 
-def what_it_holds(mine, transfer: Transfer, name: str) -> tuple[str, str]:
-    """When ``sa_v1.<name>`` after the copy is not the expected matrix but exactly (up to ``ATOL``) one of
-    sa_v2's weights arranged otherwise (another layer's, transposed; or reshaped, or as it is, instead of
-    transposed), what it holds and the matching hint; else ``("", "")``."""
-    expected = transfer.matrices[name]
-    if (not isinstance(mine, torch.Tensor) or mine.shape != expected.shape or not mine.is_floating_point()
-            or torch.allclose(mine.double(), expected.double(), atol=ATOL, rtol=0)):
-        return "", ""
-    for source in (name, *(n for n in ORDER if n != name)):
-        weight = transfer.v2_weights[source]
-        other = "" if source == name else f" ({source}'s weights, not {name}'s)"
-        arrangements = [(weight.T, f"sa_v2.{source}.weight.T", OTHER_LAYER_HINT)]
-        if weight.shape == mine.shape:
-            arrangements.append((weight, f"sa_v2.{source}.weight itself, not transposed", NOT_TRANSPOSED_HINT))
-        else:
-            arrangements.append((weight.reshape(mine.shape), f"sa_v2.{source}.weight reshaped to "
-                                 f"{tuple(mine.shape)}, not transposed", RESHAPED_HINT))
-        for value, held, hint in arrangements:
-            if source == name and hint is OTHER_LAYER_HINT:
-                continue
-            if torch.allclose(mine.double(), value.double(), atol=ATOL, rtol=0):
-                return f"after the copy sa_v1.{name} holds {held}{other}", hint
-    return "", ""
-
-
 def copied(probed, transfer: Transfer, what: str) -> list:
     """Check that sa_v1's own matrices are now sa_v2's weights transposed, that v1's forward runs on
     them and gives sa_v2's output on every input (one output per input); return those outputs."""
@@ -101,7 +71,7 @@ def copied(probed, transfer: Transfer, what: str) -> list:
         shape = list(mine.shape) if isinstance(mine, torch.Tensor) else None
         require(not (shape == [d_out, d_in] and d_in != d_out), f"sa_v1.{name} has shape ({d_out}, {d_in}) after the copy",
                 what=what, hint=NOT_TRANSPOSED_HINT, expected=f"({d_in}, {d_out})", actual=f"({d_out}, {d_in})")
-        held, hint = what_it_holds(mine, transfer, name)
+        held, hint = what_it_holds(mine, transfer.matrices[name], transfer.v2_weights, name)
         require(not held, held, what=what, hint=hint)
         close(mine, transfer.matrices[name], what=f"{what}: sa_v1.{name} after the copy, compared with "
               f"sa_v2.{name}.weight.T (the difference must be 0, up to {ATOL:g})", atol=ATOL)

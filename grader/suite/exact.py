@@ -1,0 +1,66 @@
+"""Exact relations the checks state, shared by the hidden suites and the public ones (this package
+ships with the template): said only when they hold on every value, within a tolerance far below any
+real mistake; otherwise the check keeps its plain message.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.suite.comparisons import require
+
+NOT_TRANSPOSED_HINT = ("The weights are not transposed: nn.Linear stores its weight as (d_out, d_in) and computes "
+                       "x @ weight.T, while v1 computes x @ W with W of shape (d_in, d_out). Copy weight.T.")
+RESHAPED_HINT = ("reshape (and view) keep the order of the values in memory: they give the right shape but do not "
+                 "transpose. Copy weight.T.")
+OTHER_LAYER_HINT = "Give each v1 matrix the weight of the v2 layer of the same name: sa_v1.W_query from sa_v2.W_query, ..."
+COPY_ATOL = 1e-6  # float32 rounding of an equivalent copy, far below any real mistake
+
+
+def what_it_holds(mine, expected: torch.Tensor, weights: dict, name: str) -> tuple[str, str]:
+    """When ``sa_v1.<name>`` after the copy is not ``expected`` (sa_v2's weight of that name,
+    transposed) but exactly one of the v2 ``weights`` arranged otherwise (another layer's,
+    transposed; or reshaped, or as it is, instead of transposed): what it holds and the matching
+    hint; else ``("", "")``."""
+    if (not isinstance(mine, torch.Tensor) or mine.shape != expected.shape or not mine.is_floating_point()
+            or torch.allclose(mine.double(), expected.double(), atol=COPY_ATOL, rtol=0)):
+        return "", ""
+    for source in (name, *(n for n in weights if n != name)):
+        weight = weights[source]
+        other = "" if source == name else f" ({source}'s weights, not {name}'s)"
+        arrangements = [] if source == name else [(weight.T, f"sa_v2.{source}.weight.T", OTHER_LAYER_HINT)]
+        if weight.shape == mine.shape:
+            arrangements.append((weight, f"sa_v2.{source}.weight itself, not transposed", NOT_TRANSPOSED_HINT))
+        elif weight.numel() == mine.numel():
+            arrangements.append((weight.reshape(mine.shape), f"sa_v2.{source}.weight reshaped to "
+                                 f"{tuple(mine.shape)}, not transposed", RESHAPED_HINT))
+        for value, held, hint in arrangements:
+            if value.shape == mine.shape and torch.allclose(mine.double(), value.double(), atol=COPY_ATOL, rtol=0):
+                return f"after the copy sa_v1.{name} holds {held}{other}", hint
+    return "", ""
+
+
+def dropout_factor(weights: torch.Tensor, after: torch.Tensor, p: float) -> float | None:
+    """The factor s when every weight after dropout is 0 or the weight times one and the same s, and s
+    is not 1 / (1 - p) (dropout then ran with the rate 1 - 1 / s); else None: no exact relation."""
+    kept = (weights.abs() > 1e-6) & (after.abs() > 1e-6)
+    if not bool(kept.any()):
+        return None
+    factor = float((after[kept] / weights[kept]).median())
+    if not factor > 1 or abs(factor - 1 / (1 - p)) < 1e-4:
+        return None
+    scaled, zero = (after - weights * factor).abs() < 1e-4 * factor, after.abs() < 1e-6
+    return factor if bool((scaled | zero).all()) else None
+
+
+def require_same_names(shapes: dict, reference: list, what: str) -> None:
+    """The parameters' names are the reference's (``reference``: ``[name, shape]`` pairs): else say
+    which are missing and which are not expected."""
+    if not shapes:
+        return
+    expected = [name for name, _ in reference]
+    missing = [name for name in expected if name not in shapes]
+    extra = [str(name) for name in shapes if name not in expected]
+    said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
+                                       extra and "unexpected " + ", ".join(extra)) if text)
+    require(not said, f"{what}: {said}"[:300], what=what)
