@@ -7,17 +7,12 @@ passes every public check, and breaks nothing in the grader.
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 
 import pytest
 
 from project_tests.helpers import ROOT, mutate, solution_sources
-from project_tests.test_release import released
-
-_spec = importlib.util.spec_from_file_location("grade_unseen_mistakes", ROOT / "scripts" / "grade_unseen_mistakes.py")
-unseen = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(unseen)
+from project_tests.test_unseen_mistakes import graded_as_students, unseen
 
 DATA = ROOT / "project_tests" / "honest_rewrites.toml"
 
@@ -42,10 +37,7 @@ def test_the_rewrites_are_many_distinct_and_cover_every_module():
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    base = tmp_path_factory.mktemp("rewrites")
-    # The run's one release of each assignment, shared with the other tests (check_public only copies it).
-    unseen.release = lambda assignment, _base: released(assignment, tmp_path_factory)[1]
-    return {"hidden": unseen.grade_hidden(REWRITES, base, 5.0), "public": unseen.check_public(REWRITES, base, 5.0)}
+    return graded_as_students(REWRITES, tmp_path_factory, "rewrites")
 
 
 @pytest.mark.parametrize("where", ["hidden", "public"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.diagnosis.diagnose import parse_shapes
+from grader.diagnosis.diagnose import parse_failure
 from grader.diagnosis.localize import Localization, first_difference, shape_departure
 from grader.diagnosis.relations import relation
 from grader.sandbox import probing, trace
@@ -79,7 +79,8 @@ def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
         with probing.sending_steps(True), trace.student_files(str(tmp_path)), probing.recorded():
             namespace["f"](x)
     except RuntimeError as exc:
-        shapes = parse_shapes(probing.shapes_of_failure(exc))
+        steps, _ = parse_failure(probing.shapes_of_failure(exc))
+        shapes = [steps[i] for i in sorted(steps)]
     assert shapes[0] == ["squeeze", [3, 4], ["mine.py", 4, 0], []]
     reference = [["squeeze", torch.zeros(1, 3, 4)], ["matmul", torch.zeros(1, 3, 2)]]
     assert shape_departure(reference, shapes) == 0

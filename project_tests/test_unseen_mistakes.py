@@ -26,12 +26,18 @@ MISTAKES = unseen.load()
 THE_BOOKS_OWN_ANSWER = {"wt-value-new-parameter"}
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    base = tmp_path_factory.mktemp("unseen")
+def graded_as_students(entries: list[dict], tmp_path_factory, name: str) -> dict:
+    """``entries`` (text changes of the solutions) graded in the hidden grade and checked with the
+    public check, ``{"hidden": {id: report}, "public": {id: report}}``."""
+    base = tmp_path_factory.mktemp(name)
     # The run's one release of each assignment, shared with the other tests (check_public only copies it).
     unseen.release = lambda assignment, _base: released(assignment, tmp_path_factory)[1]
-    return {"hidden": unseen.grade_hidden(MISTAKES, base, 5.0), "public": unseen.check_public(MISTAKES, base, 5.0)}
+    return {"hidden": unseen.grade_hidden(entries, base, 5.0), "public": unseen.check_public(entries, base, 5.0)}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return graded_as_students(MISTAKES, tmp_path_factory, "unseen")
 
 
 @pytest.mark.parametrize("where", ["hidden", "public"])

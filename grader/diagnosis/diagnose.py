@@ -188,7 +188,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     steps, raised = parse_failure(run.shapes)
     reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs)) if steps and source is not None else None
     raised_at = diagnosis.where.split(", in ")[0]
-    computed = [[None, None, where] for _, _, where, _ in steps.values()]
+    computed = computed_lines([where for _, _, where, _ in steps.values()], stem)
     for departs in _shape_departures(steps, raised, reference_steps or []):
         at, code = line_at(steps[departs][2], folder, stem)
         if at and at != raised_at:
@@ -259,12 +259,6 @@ def parse_failure(text) -> tuple[dict, list]:
     return found, raised
 
 
-def parse_shapes(text) -> list:
-    """The steps sent with an error, in the order they were made, as ``[label, shape, [file, line], parents]``."""
-    steps, _ = parse_failure(text)
-    return [steps[i] for i in sorted(steps)]
-
-
 def floating(steps: list) -> list:
     """The floating-point steps (the named stages are among them; masks and lengths are not)."""
     return [step for step in steps if step[1].is_floating_point()]
@@ -300,7 +294,7 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
                                  else "combination" if origin.inputs_known else "inputs")
     if origin.same_inputs:
-        _uses_made(diagnosis, stem, at, code, steps, folder)
+        _uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
         return
     for i in origin.inputs:
         made, made_code = line_at(steps[i][2], folder, stem)
@@ -324,17 +318,21 @@ def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list | None
             return
 
 
-def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, steps: list, folder: Path | None,
+def computed_lines(wheres: list, stem: str) -> set[int]:
+    """The lines of ``stem``.py where a recorded step was computed, or that called the function
+    computing it (a step's ``[file, line, calling line]``)."""
+    return {n for where in wheres if where[0] == f"{stem}.py" for n in where[1:3] if n}
+
+
+def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, computed: set[int], folder: Path | None,
                layers: list | None = None, same_method: bool = False) -> None:
     """The lines of the student's file that make what ``code`` (at ``at``) uses besides the values
     the walk followed: the attributes it uses (``self.W_o``), made in another method of the class,
-    and the local names assigned on lines where no tensor was computed (a number: ``d =
-    keys.shape[1]``). ``layers``: of the attributes the line calls, only these (None: all)."""
+    and the local names assigned on lines where no tensor was computed (``computed``: a number,
+    ``d = keys.shape[1]``). ``layers``: of the attributes the line calls, only these (None: all)."""
     number = at.split(", line ")[-1].split(",")[0]
     if folder is None or not number.isdigit():
         return
-    # The lines where a tensor was computed, and the lines that called the function computing it.
-    computed = {n for step in steps if step[2][0] == f"{stem}.py" for n in step[2][1:3] if n}
     made = made_at(Path(folder) / f"{stem}.py", int(number), code.split("   (called at line")[0], computed, same_method)
     if layers is not None:
         calls = called_on(code)

@@ -41,9 +41,8 @@ class KnownValues:
 
     def __init__(self, reference_steps: list, extra=()):
         self.steps = reference_steps + softmax_by_hand(reference_steps)
-        reference_steps = self.steps
         self.by_size: dict[int, list[tuple[int, torch.Tensor]]] = {}
-        values = [(i, s[1]) for i, s in enumerate(reference_steps)] + [(-1, t) for t in extra]
+        values = [(i, s[1]) for i, s in enumerate(self.steps)] + [(-1, t) for t in extra]
         for i, value in values:
             if isinstance(value, torch.Tensor) and value.numel() and not value.is_complex():
                 self.by_size.setdefault(value.numel(), []).append((i, value.detach().double()))
@@ -93,6 +92,12 @@ def softmax_by_hand(steps: list) -> list:
     softmax's dimension (kept or not), and the same without the maximum; each with its parents, as
     steps after ``steps`` (a student's own way of computing softmax is then not taken for a mistake)."""
     extra: list = []
+
+    def add(label: str, value: torch.Tensor, parents: list) -> int:
+        """Append a step; its index in ``steps`` followed by ``extra``."""
+        extra.append([label, value, ["", 0, 0], parents])
+        return len(steps) + len(extra) - 1
+
     for i, step in enumerate(steps):
         if step[0] not in ("softmax input", "_softmax input") or i + 1 >= len(steps):
             continue
@@ -102,20 +107,18 @@ def softmax_by_hand(steps: list) -> list:
         if not dims or not torch.isfinite(given).any():
             continue
         d = dims[0]
-
-        def add(label: str, value: torch.Tensor, parents: list) -> int:
-            extra.append([label, value, ["", 0, 0], parents])
-            return len(steps) + len(extra) - 1
-
-        top = add("amax", given.amax(dim=d, keepdim=True), [i])
-        add("amax", given.amax(dim=d), [i])
-        shifted = add("sub", given - extra[top - len(steps)][1], [i, top])
-        for source in (shifted, i):
-            value = extra[source - len(steps)][1] if source >= len(steps) else given
-            powered = add("exp", torch.exp(value), [source])
-            total = add("sum", extra[powered - len(steps)][1].sum(dim=d, keepdim=True), [powered])
-            add("sum", extra[powered - len(steps)][1].sum(dim=d), [powered])
-            add("div", extra[powered - len(steps)][1] / extra[total - len(steps)][1], [powered, total])
+        top = given.amax(dim=d, keepdim=True)
+        k_top = add("amax", top, [i])
+        add("amax", top.squeeze(d), [i])
+        shifted = given - top
+        k_shifted = add("sub", shifted, [i, k_top])
+        for source, k_source in ((shifted, k_shifted), (given, i)):
+            powered = torch.exp(source)
+            k_powered = add("exp", powered, [k_source])
+            total = powered.sum(dim=d, keepdim=True)
+            k_total = add("sum", total, [k_powered])
+            add("sum", total.squeeze(d), [k_powered])
+            add("div", powered / total, [k_powered, k_total])
     return extra
 
 
