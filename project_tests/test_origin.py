@@ -158,3 +158,14 @@ def test_a_softmax_written_by_hand_is_not_taken_for_the_mistake(tmp_path):
         "    weights = e / e.sum(dim=-1)\n")
     line, same_inputs, inputs = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
     assert line == 15 and not same_inputs and 14 in inputs  # the division, from the right exponentials
+
+
+def test_a_mask_built_from_positions_is_not_taken_for_the_mistake_but_shown_as_an_input(tmp_path):
+    # The positions (an arange the reference never makes) are right; the comparison keeps the
+    # future instead of the past. The first value that differs is the masked weights, made from that mask.
+    mistaken = REFERENCE.replace(
+        "    mask = torch.tril(torch.ones(w.shape[-1], w.shape[-1]))\n",
+        "    positions = torch.arange(w.shape[-1])\n"
+        "    mask = positions[None, :] >= positions[:, None]\n")
+    line, same_inputs, inputs = origin_line(tmp_path, mistaken, "renormalize", torch.rand(5, 5))
+    assert line == 6 and not same_inputs and 5 in inputs  # masked = w * mask, from the mask of line 5
