@@ -41,7 +41,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="grading processes at once (the sandbox runs one student's code at a time, this many modules of it)")
     batch.add_argument("--template", type=Path, help="the released template: flag changed workflows and tests")
     batch.add_argument("--gradebook", type=Path, help="an nbgrader course folder: put the scores in its gradebook.db")
-    batch.add_argument("--duedate", default="", help="written to the CSV's duedate column")
+    batch.add_argument("--duedate", default="", help="written to the CSV's duedate column and the gradebook "
+                       "(default: the --deadline)")
+    batch.add_argument("--classroom-slug", default="", dest="slug",
+                       help="the part of GitHub Classroom's <slug>-<login> folder names before the login (default: "
+                       "what the folders' names share)")
+    batch.add_argument("--accept-weak-isolation", action="store_true",
+                       help="grade even where student code cannot run fully isolated (not as root, and no user "
+                       "namespaces): it can then read what your user can, tests and solutions included")
     batch.add_argument("--deadline", default="", help="grade each git repository at its last commit at or before this "
                        "time (committer date; ISO 8601 with its time zone, e.g. 2026-03-01T23:59:00+01:00)")
     batch.add_argument("--suite", type=Path, help="grading suite folder (default: tests/<assignment>)")

@@ -23,6 +23,9 @@ def grade_command(args, settings: Settings) -> int:
     except AssignmentNotFound as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if refused := not_a_submission(args.submission, assignment.name):
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
     with Sandbox() as sandbox:  # started first: it imports torch while we import the rest
         from grader import environment
         from grader.check import unchanged_template_files
@@ -49,6 +52,26 @@ def grade_command(args, settings: Settings) -> int:
     return 0
 
 
+def not_a_submission(folder, assignment: str) -> str:
+    """Why ``grade`` will not grade ``folder`` ("" when it holds ``exercises/<assignment>/``)."""
+    from pathlib import Path
+
+    from grader.submission import shown
+
+    if (folder / "exercises" / assignment).is_dir():
+        return ""
+    message = f"{shown(folder)} has no exercises/{assignment}/ folder: it is not a submission of {assignment}"
+    try:
+        inside = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))[:10000]
+    except OSError:
+        inside = []
+    students = [p for p in inside if (p / "exercises" / assignment).is_dir() or (p / ".git").exists()]
+    if students:
+        message += (f". It holds {len(students)} submission folder(s) (such as {shown(Path(students[0].name))}): to grade "
+                    f"a class, use: python -m grader batch {shown(folder)} --assignment {assignment} --csv grades.csv")
+    return message
+
+
 NOT_A_GRADE = ("the grader failed on {count} check(s), which is not the student's fault; this is not a grade "
                "and none was posted. Tell the instructor (REPORT.json's grader_errors says what failed).")
 
@@ -72,6 +95,7 @@ def batch_command(args, settings: Settings) -> int:
         args.root.resolve(), args.assignment, settings,
         csv_path=args.csv_path, reports_dir=args.reports_dir, jobs=max(1, args.jobs),
         template=args.template, gradebook=args.gradebook, duedate=args.duedate, deadline=args.deadline,
+        slug=args.slug, accept_weak_isolation=args.accept_weak_isolation,
     )
 
 

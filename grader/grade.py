@@ -48,6 +48,7 @@ def grade(root: Path, assignment: Assignment, settings: Settings, sandbox: Sandb
 def report_of_run(rubric: rubrics.Rubric, plugin, taken: submission.Taken, log: str) -> Report:
     """The report of one submission's finished pytest run (alone, or forked from a class session)."""
     report = build_report(rubric, plugin.json_report, taken, plugin.result.output, plugin.diagnoses)
+    report.isolation = clean("; ".join(sorted(set(plugin.result.isolation.values()))), 500)
     for error in getattr(plugin, "diagnosis_errors", []):  # advice only: logged, the grade stands
         report.diagnosis_errors.append(clean(error, BLOCK, one_line=False))
         print(f"grader (the grade stands): {report.diagnosis_errors[-1]}", file=sys.stderr)

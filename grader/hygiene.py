@@ -94,4 +94,5 @@ def clean_report(report: Report) -> Report:
         exercises=[_exercise(e) for e in report.exercises],
         flags=[clean(flag) for flag in report.flags],
         grader_errors=[clean(error, BLOCK, one_line=False) for error in report.grader_errors],
+        isolation=clean(report.isolation, 500),
     )

@@ -115,6 +115,9 @@ class Report:
     grader_errors: list[str] = field(default_factory=list)
     # Where the diagnosis (advice, not the grade) failed, for the instructor; the grade stands.
     diagnosis_errors: list[str] = field(default_factory=list)
+    # How student code was confined while this grade was made: "namespaces" (fully), or the
+    # weaker mode and why (docs/threat-model.md, *Isolation levels*); "" when nothing ran.
+    isolation: str = ""
 
     def to_dict(self) -> dict:
         """The report as plain JSON-ready data."""

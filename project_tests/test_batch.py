@@ -10,6 +10,7 @@ import csv
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -65,7 +66,9 @@ def graded(tmp_path_factory):
     klass = base / "class"
     good = student(klass / "good", template)
     (good / "conftest.py").write_text("import pytest\n")
-    (klass / "empty").mkdir(parents=True)
+    (klass / "empty" / ".git").mkdir(parents=True)  # a repository with nothing in it: a student, graded 0
+    (klass / "notes").mkdir()  # the instructor's own notes: neither a repository nor exercises/, not a student
+    (klass / "notes" / "todo.txt").write_text("grade ch03\n")
     student(klass / "syntax", template, {FIRST.name: "def broken(:\n"})
     student(klass / "missing", template, {FIRST.name: None})
     tampered = student(klass / "tampered", template)
@@ -81,6 +84,7 @@ def graded(tmp_path_factory):
     (klass / ".hidden").mkdir()  # not a student
     out = base / "out"
     course = base / "course"
+    course.mkdir()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT,
          "--csv", str(out / "grades.csv"), "--jobs", "2", "--template", str(template),
@@ -96,12 +100,15 @@ def graded(tmp_path_factory):
 
 
 def test_csv_has_nbgrader_export_columns_then_exercises_flags_and_source(graded):
-    assert graded["header"] == NBGRADER_COLUMNS + STEMS + ["flags", "folder", "commit", "committed_at"]
+    assert graded["header"] == NBGRADER_COLUMNS + STEMS + ["flags", "folder", "commit", "committed_at",
+                                                           "commits_after_deadline", "last_commit_after_deadline",
+                                                           "isolation"]
 
 
 def test_every_student_is_graded_and_nothing_else(graded):
     assert sorted(graded["rows"]) == ["empty", "good", "hostile", "missing", "syntax", "tampered"]
     assert "6 submissions" in graded["log"]
+    assert "skipped notes: not a submission (neither a git repository nor exercises/ch03/ in it)" in graded["log"]
 
 
 @pytest.mark.parametrize(
@@ -252,13 +259,14 @@ def test_a_killed_batch_resumes_without_regrading_or_dropping_anyone(tmp_path):
                 "d_empty": None, "e_good": {}, "f_good": {}}
     for name, overrides in students.items():
         if overrides is None:
-            (klass / name).mkdir(parents=True)
+            (klass / name / ".git").mkdir(parents=True)
         else:
             make_submission(klass / name, ASSIGNMENT, overrides)
     reports = out / "reports"
     command = [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT, "--csv",
                str(out / "grades.csv"), "--reports", str(reports), "--gradebook", str(course), "--jobs", "1",
                "--probe-timeout", "5"]
+    course.mkdir()
     first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         # Two grades on disk, and the next submission in the sandbox: the batch, its grading
@@ -316,3 +324,25 @@ def test_a_class_of_symbolic_links_is_not_graded_silently(tmp_path):
     assert "skipped notes.txt: not a folder" in out
     assert "no submission folder under" in out and "nothing was graded" in out
     assert not (tmp_path / "g.csv").exists()
+
+
+def test_ctrl_c_says_in_one_line_how_to_resume(tmp_path):
+    """Ctrl-C (SIGINT to the whole foreground group, as a terminal sends it) once a grade is on disk."""
+    klass, out = tmp_path / "class", tmp_path / "out"
+    for name in ("a", "b", "c"):
+        make_submission(klass / name, ASSIGNMENT)
+    command = [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT, "--csv",
+               str(out / "grades.csv"), "--jobs", "1", "--probe-timeout", "5"]
+    batch = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        _wait_for(lambda: list((out / f"{ASSIGNMENT}-reports").glob(f"*/{resume.GRADED}")), 300, "a first grade")
+        os.killpg(batch.pid, signal.SIGINT)
+        _, stderr = batch.communicate(timeout=120)
+    finally:
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+    assert batch.returncode == 130, stderr[-3000:]
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    said = [line for line in stderr.splitlines() if line.startswith("interrupted:")]
+    assert len(said) == 1 and "run the same command again" in said[0] and "of 3 students' grades are on disk" in said[0]

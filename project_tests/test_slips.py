@@ -49,13 +49,36 @@ def test_batch_says_how_to_write_a_deadline(tmp_path):
 
 def test_classroom_folder_names_give_logins():
     folders = [Path("hw-submissions/hw-alice"), Path("hw-submissions/hw-bob-smith"), Path("hw-submissions/notes")]
-    prefix = class_folders.classroom_prefix(Path("hw-submissions"), folders, "ch03")
+    prefix = class_folders.classroom_prefix(Path("hw-submissions"), folders)
     assert prefix == "hw-"
-    assert class_folders.student_names(folders, prefix) == {"hw-alice": "alice", "hw-bob-smith": "bob-smith", "notes": "notes"}
-    assert class_folders.classroom_prefix(Path("class"), [Path("ch03-ann"), Path("ch03-bo")], "ch03") == "ch03-"
-    assert class_folders.classroom_prefix(Path("class"), [Path("ann"), Path("ch03-bo")], "ch03") == ""
+    assert class_folders.student_names(folders, prefix) == ({"hw-alice": "alice", "hw-bob-smith": "bob-smith", "notes": "notes"}, [])
+    assert class_folders.classroom_prefix(Path("class"), [Path("ch03-ann"), Path("ch03-bo")]) == "ch03-"
+    assert class_folders.classroom_prefix(Path("class"), [Path("ann"), Path("ch03-bo")]) == ""
     # two folders that would share a login keep their full names
-    assert class_folders.student_names([Path("hw-ann"), Path("ann")], "hw-") == {"hw-ann": "hw-ann", "ann": "ann"}
+    assert class_folders.student_names([Path("hw-ann"), Path("ann")], "hw-") == ({"hw-ann": "hw-ann", "ann": "ann"}, [])
+
+
+def test_an_id_does_not_depend_on_the_class_folder():
+    folders = [Path("attention-ch03-alice"), Path("attention-ch03-bob")]
+    for root in ("attention-ch03-submissions", "spring", "attention-ch03-submissions-copy", "ch03-submissions"):
+        assert class_folders.classroom_prefix(Path(root), folders) == "attention-ch03-", root
+    # logins that begin alike: the root gh classroom made says where the slug ends; --classroom-slug says it anywhere
+    alike = [Path("attention-ch03-ab-x"), Path("attention-ch03-ab-y")]
+    assert class_folders.classroom_prefix(Path("attention-ch03-submissions"), alike) == "attention-ch03-"
+    assert class_folders.classroom_prefix(Path("spring"), alike, slug="attention-ch03") == "attention-ch03-"
+    # a class of one: only the root can tell
+    assert class_folders.classroom_prefix(Path("attention-ch03-submissions"), folders[:1]) == "attention-ch03-"
+    assert class_folders.classroom_prefix(Path("spring"), folders[:1]) == ""
+
+
+def test_two_folders_never_become_one_id():
+    folders = [Path("hw-alice"), Path("hw-al\u202eice"), Path("hw-al\x1bice"), Path("hw-" + "x" * 300), Path("hw-" + "x" * 301)]
+    ids, notes = class_folders.student_names(folders, "hw-")
+    assert len(set(ids.values())) == len(folders)
+    assert ids["hw-alice"] == "alice"  # an id that cleaning left alone stays
+    assert ids["hw-al\u202eice"].startswith("alice~") and ids["hw-al\x1bice"].startswith("alice~")
+    assert len(notes) == 4 and all("would be another folder's too" in note for note in notes)
+    assert class_folders.student_names(folders, "hw-") == (ids, notes)  # the same in every run
 
 
 def test_the_checkout_knows_its_template_files(tmp_path):

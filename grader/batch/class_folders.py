@@ -1,25 +1,40 @@
-"""The class folder: which entries are submissions, and each student's name (the login, where
-folders follow GitHub Classroom's ``<assignment>-<login>`` naming)."""
+"""The class folder: which entries are students' submissions, and each student's id (the login,
+where folders follow GitHub Classroom's ``<slug>-<login>`` naming).
+
+An id depends on the folders' own names, never on the class folder's name or place, so the same
+class graded again under another root gets the same ids: the Classroom slug is the part every
+folder's name shares up to a hyphen (or, for a class of one, the ``<slug>`` of a root named
+``<slug>-submissions``; or what ``--classroom-slug`` says). Ids are cleaned as every report
+cleans them; two folders never share one (a colliding id gets a suffix made from its folder's name).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
+from grader.hygiene import NAME, clean
 from grader.submission import shown
 
 
 SUBMISSIONS_SUFFIX = "-submissions"  # gh classroom clone student-repos: <assignment-slug>-submissions/
 
 
-def submission_folders(root: Path) -> list[Path]:
-    """Every folder directly under ``root`` (not hidden, not a symbolic link), by name."""
+def is_submission(path: Path, assignment: str) -> bool:
+    """Whether a folder is a student's: a git repository, or one holding ``exercises/<assignment>/``."""
+    return os.path.lexists(path / ".git") or (path / "exercises" / assignment).is_dir()
+
+
+def submission_folders(root: Path, assignment: str) -> list[Path]:
+    """Every student's folder directly under ``root`` (not hidden, not a symbolic link), by name."""
     return sorted(
-        p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+        p for p in root.iterdir()
+        if p.is_dir() and not p.is_symlink() and not p.name.startswith(".") and is_submission(p, assignment)
     )
 
 
-def skipped_entries(root: Path) -> list[str]:
+def skipped_entries(root: Path, assignment: str) -> list[str]:
     """What directly under ``root`` is not graded (hidden entries aside), each with the reason."""
     skipped = []
     for path in sorted(root.iterdir()):
@@ -29,6 +44,9 @@ def skipped_entries(root: Path) -> list[str]:
             skipped.append(f"{shown(Path(path.name))}: a symbolic link (batch follows none; give it the real folders)")
         elif not path.is_dir():
             skipped.append(f"{shown(Path(path.name))}: not a folder")
+        elif not is_submission(path, assignment):
+            skipped.append(f"{shown(Path(path.name))}: not a submission (neither a git repository nor "
+                           f"exercises/{assignment}/ in it)")
     return skipped
 
 
@@ -42,24 +60,48 @@ def one_submission(root: Path) -> str:
     return ""
 
 
-def classroom_prefix(root: Path, folders: list[Path], assignment: str) -> str:
-    """The ``<assignment>-`` part of GitHub Classroom's folder names, or "" when they do not follow it.
+def classroom_prefix(root: Path, folders: list[Path], slug: str = "") -> str:
+    """The ``<slug>-`` part of GitHub Classroom's folder names, or "" when they do not follow it.
 
-    ``gh classroom clone student-repos`` clones every ``<slug>-<login>`` repository into
-    ``<slug>-submissions/``; otherwise folders all named ``<assignment>-...`` are taken as Classroom's."""
+    ``slug`` (``--classroom-slug``) when given. Else the part up to and including a hyphen that
+    most folders' names share (two at least; the longest of equals): ``attention-ch03-`` for
+    ``attention-ch03-alice`` and ``attention-ch03-bob``, whatever the class folder is called.
+    A root named ``<slug>-submissions`` (as ``gh classroom clone`` makes it) settles where the
+    slug ends when the names share more (logins that begin alike), and names the slug of a class of one."""
+    if slug:
+        return slug.rstrip("-") + "-"
     names = [f.name for f in folders]
-    if root.name.endswith(SUBMISSIONS_SUFFIX) and len(root.name) > len(SUBMISSIONS_SUFFIX):
-        prefix = root.name[: -len(SUBMISSIONS_SUFFIX)] + "-"
-        if any(n.startswith(prefix) for n in names):
-            return prefix
-    prefix = f"{assignment}-"
-    return prefix if names and all(n.startswith(prefix) and len(n) > len(prefix) for n in names) else ""
+    said = root.name[: -len(SUBMISSIONS_SUFFIX)] + "-" if root.name.endswith(SUBMISSIONS_SUFFIX) else ""
+    shared: dict[str, int] = {}
+    for name in names:
+        for at in (i for i, c in enumerate(name[:-1]) if c == "-"):
+            shared[name[: at + 1]] = shared.get(name[: at + 1], 0) + 1
+    if not shared or max(shared.values()) < 2:
+        return said if len(names) == 1 and len(said) > 1 and said in shared else ""
+    most = max(shared.values())
+    prefix = max((p for p, n in shared.items() if n == most), key=len)
+    return said if len(said) > 1 and prefix.startswith(said) and shared.get(said) == most else prefix
 
 
-def student_names(folders: list[Path], prefix: str) -> dict[str, str]:
-    """Each folder's student: the login after ``prefix``, else the folder's name (also when two
-    folders would share a login)."""
+def student_names(folders: list[Path], prefix: str) -> tuple[dict[str, str], list[str]]:
+    """Each folder's student id (the login after ``prefix``, else the folder's name), cleaned as
+    reports clean names, and the notes on ids that had to be told apart.
+
+    Two folders never share an id: two that would share a login keep their full names; when
+    cleaning (control or bidirectional characters dropped, long names cut) would still make two
+    ids one, each id that cleaning changed gets ``~`` and six hex digits of its folder name's
+    sha256, the same in every run."""
     logins = {f.name: f.name[len(prefix):] if prefix and f.name.startswith(prefix) and len(f.name) > len(prefix) else f.name
               for f in folders}
-    taken = [v for v in logins.values()]
-    return {name: login if taken.count(login) == 1 else name for name, login in logins.items()}
+    taken = list(logins.values())
+    raw = {name: login if taken.count(login) == 1 else name for name, login in logins.items()}
+    ids = {name: clean(value, NAME - 7) or "student" for name, value in raw.items()}
+    count: dict[str, int] = {}
+    for value in ids.values():
+        count[value] = count.get(value, 0) + 1
+    notes = []
+    for name, value in sorted(ids.items()):
+        if count[value] > 1 and value != raw[name]:  # an id that cleaning left as it was stays
+            ids[name] = f"{value}~{hashlib.sha256(os.fsencode(name)).hexdigest()[:6]}"
+            notes.append(f"{shown(Path(name))} is graded as {ids[name]}: its id {value} would be another folder's too")
+    return ids, notes

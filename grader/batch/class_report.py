@@ -41,7 +41,7 @@ class Student:
     name: str  # the login, or the folder's name
     folder: str
     report: Report
-    source: dict[str, str] = field(default_factory=dict)  # folder, commit, committed_at
+    source: dict[str, str] = field(default_factory=dict)  # folder, commit, committed_at, commits after the deadline
     skipped: bool = False  # not graded at all (no commit before the deadline, ...)
 
 
@@ -95,6 +95,10 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
         if s.skipped:
             rows.append((s.name, "not graded", why(s)))
             continue
+        if s.report.isolation and s.report.isolation != "namespaces":
+            rows.append((s.name, "graded with weak isolation", s.report.isolation))
+        if s.source.get("commits_after_deadline"):
+            rows.append((s.name, "commits after the deadline", after_deadline(s.source)))
         for error in s.report.grader_errors[:3]:
             rows.append((s.name, "grader error (not a grade)", error.splitlines()[0] if error else ""))
         for exercise in s.report.exercises:
@@ -105,6 +109,25 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def after_deadline(source: dict[str, str]) -> str:
+    """How many commits a repository holds after the deadline and when the newest was made ("" when none)."""
+    count = int(source.get("commits_after_deadline") or 0)
+    if not count:
+        return ""
+    return (f"{count} commit{'s' if count != 1 else ''} after the deadline (the latest committed "
+            f"{source.get('last_commit_after_deadline', '')}), not graded")
+
+
+def isolation_summary(students: list[Student]) -> str:
+    """How student code was confined over the class, in one sentence."""
+    modes = sorted({s.report.isolation for s in students if s.report.isolation})
+    if not modes:
+        return "no student code ran"
+    if modes == ["namespaces"]:
+        return "student code ran fully isolated (namespaces)"
+    return "student code ran with WEAK isolation for some or all students (" + "; ".join(modes) + "): not a grade of record"
+
+
 def why(student: Student) -> str:
     """Why a student was not graded (batch's flag without its "not graded: " label)."""
     return "; ".join(flag.removeprefix("not graded: ") for flag in student.report.flags)
@@ -113,9 +136,14 @@ def why(student: Student) -> str:
 def write_feedback(student: Student, reports_dir: Path) -> Path:
     """``FEEDBACK.md`` for one student: their job summary under a heading naming them and the commit."""
     lines = [f"# Feedback for {md(clean(student.name, NAME))}", ""]
-    if student.source.get("commit") and student.source.get("committed_at"):
+    if student.source.get("commit") and student.source.get("committed_at") and not student.skipped:
         lines += [f"Graded at commit `{md(student.source['commit'][:12])}` "
-                  f"(committed {md(student.source['committed_at'])}).", ""]
+                  f"(committed {md(student.source['committed_at'])}), the last one at or before the deadline.", ""]
+    if count := int(student.source.get("commits_after_deadline") or 0):
+        lines += [f"Your repository has {count} commit{'s' if count != 1 else ''} after the deadline (the latest "
+                  f"committed {md(student.source.get('last_commit_after_deadline', ''))}): "
+                  f"{'they were' if count != 1 else 'it was'} not graded. This grade is your work as it stood "
+                  "at the deadline.", ""]
     path = reports_dir / student.folder / FEEDBACK
     if student.skipped:  # nothing was graded: the reason is all there is to say
         lines += [f"Not graded: {md(why(student))}", ""]
@@ -182,7 +210,8 @@ def write(csv_path: Path, reports_dir: Path, assignment: str, rubric, students: 
     title = f"{assignment}: the class at a glance"
     graded = [s.report.score for s in students if not s.skipped]
     summary = (f"{len(students)} students, {len(graded)} graded; total out of {rubric.max_score:g}: "
-               + (f"mean {statistics.fmean(graded):.3g}, median {statistics.median(graded):g}" if graded else "no grades"))
+               + (f"mean {statistics.fmean(graded):.3g}, median {statistics.median(graded):g}" if graded else "no grades")
+               + "; " + isolation_summary(students))
     html_path = stem.with_name(f"{stem.name}-report.html")
     md_path = stem.with_name(f"{stem.name}-report.md")
     replace_atomically(html_path, page_html(title, summary, stats, ranked, notes, students, pictures, feedback, base))
@@ -231,12 +260,13 @@ def page_html(title, summary, stats, ranked, notes, students, pictures, feedback
     else:
         out.append("<p>Nothing: every submission was graded, none flagged.</p>")
     out += ["<h2>Students</h2>", "<table><tr><th>student</th><th>score</th><th>folder</th><th>commit</th>"
-            "<th>committed</th><th>feedback</th></tr>"]
+            "<th>committed</th><th>commits after the deadline</th><th>feedback</th></tr>"]
     for s in students:
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
         href = html.escape(link(feedback[s.folder], base))
         out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder)}</td>'
                    f'<td><code>{e(short(s.source.get("commit", "")))}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
+                   f'<td class="n">{e(s.source.get("commits_after_deadline", ""))}</td>'
                    f'<td><a href="{href}">feedback</a></td></tr>')
     out += ["</table>", "</body></html>", ""]
     return "\n".join(out)
@@ -260,9 +290,10 @@ def page_markdown(title, summary, stats, ranked, notes, students, pictures, feed
         out += [f"| {md(who)} | {md(what)} | {md(detail, 500)} |" for who, what, detail in notes]
     else:
         out.append("Nothing: every submission was graded, none flagged.")
-    out += ["", "## Students", "", "| student | score | folder | commit | committed | feedback |", "|---|---:|---|---|---|---|"]
+    out += ["", "## Students", "", "| student | score | folder | commit | committed | commits after the deadline | feedback |",
+            "|---|---:|---|---|---|---:|---|"]
     for s in students:
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
         out.append(f"| {md(s.name)} | {score} | {md(s.folder)} | {md(short(s.source.get('commit', '')))} | "
-                   f"{md(s.source.get('committed_at', ''))} | [feedback]({link(feedback[s.folder], base)}) |")
+                   f"{md(s.source.get('committed_at', ''))} | {md(s.source.get('commits_after_deadline', ''))} | [feedback]({link(feedback[s.folder], base)}) |")
     return "\n".join(out) + "\n"

@@ -44,6 +44,28 @@ def not_graded(rubric, why: str) -> Report:
 # -- the batch command -------------------------------------------------------------------------
 
 
+class WeakIsolation(RuntimeError):
+    """Student code would run with less than full isolation, and ``batch`` was not told to accept it."""
+
+
+WEAK_ISOLATION = (
+    "batch grades only where student code runs fully isolated, and here it would not ({mode}): it could then read "
+    "what this user can read (your files and tokens, the tests, the solutions, classmates' work). Run it as root "
+    "(sudo .venv/bin/python -m grader batch ...), or allow user namespaces (Ubuntu 24.04: sudo sysctl "
+    "kernel.apparmor_restrict_unprivileged_userns=0), or pass --accept-weak-isolation to grade anyway (the CSV "
+    "and the reports then say so); nothing was graded"
+)
+
+
+def late_note(source: dict[str, str]) -> str:
+    """What a repository holds after the deadline ("" when nothing)."""
+    count = int(source.get("commits_after_deadline") or 0)
+    if not count:
+        return ""
+    return (f"{count} commit{'s' if count != 1 else ''} after the deadline, the latest on "
+            f"{source.get('last_commit_after_deadline', '')}, not graded")
+
+
 def run(
     root: Path,
     assignment: str,
@@ -56,6 +78,8 @@ def run(
     gradebook: Path | None = None,
     duedate: str = "",
     deadline: str = "",
+    slug: str = "",
+    accept_weak_isolation: bool = False,
     console=None,
 ) -> int:
     """``batch``: grade every submission folder under ``root``; exit code as in ``grader.cli``."""
@@ -73,44 +97,62 @@ def run(
     from grader.reports import replace_atomically, write_json
 
     console = console or Console(stderr=True, highlight=False)
+
+    def refuse(message: str, code: int = 2) -> int:
+        print(f"error: {message}", file=sys.stderr)
+        return code
+
     if not root.is_dir():
-        print(f"error: {shown(root)} is not a folder", file=sys.stderr)
-        return 2
+        return refuse(f"{shown(root)} is not a folder")
     if refused := one_submission(root):
-        print(f"error: {refused}", file=sys.stderr)
-        return 2
+        return refuse(refused)
     try:
         due = deadlines.parse(deadline) if deadline else None
     except deadlines.DeadlineError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return refuse(str(exc))
     try:
         resolved = Assignment.resolve(assignment, settings)
         rubric = resolved.rubric
     except AssignmentNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return refuse(str(exc))
+    if gradebook is not None and not gradebook.is_dir():
+        return refuse(f"--gradebook {shown(gradebook)} is not a folder: give an nbgrader course folder (the one "
+                      "holding gradebook.db), or create it first (mkdir) to start a new gradebook there")
+    due_text = duedate or deadline  # the CSV's duedate column and the gradebook's due date
+    if gradebook is not None and due_text and (problem := books.due_date_problem(due_text)):
+        return refuse(f"--duedate {problem}")
     hashes: dict[str, str] = {}
     if template is not None:
         if not template.is_dir():
-            print(f"error: template {template} is not a folder", file=sys.stderr)
-            return 2
+            return refuse(f"template {template} is not a folder")
         hashes = manifest.of_template(template)
     known_files = hashes or checkout_template(settings, resolved)  # the template's own files are not flagged
-    folders = submission_folders(root)
-    for entry in skipped_entries(root):
-        console.print(f"skipped {entry}")
+    folders = submission_folders(root, assignment)
+    for entry in skipped_entries(root, assignment):
+        console.print(escape(f"skipped {entry}"), soft_wrap=True)
     if not folders:
-        print(f"error: no submission folder under {shown(root)}; nothing was graded", file=sys.stderr)
-        return 2
+        return refuse(f"no submission folder under {shown(root)} (a git repository, or a folder holding "
+                      f"exercises/{assignment}/); nothing was graded")
     reports_dir = reports_dir or csv_path.parent / f"{assignment}-reports"
-    reports_dir.mkdir(parents=True, exist_ok=True)
     exercises = [e.name for e in rubric.exercises]
+    names, id_notes = student_names(folders, classroom_prefix(root, folders, slug))
+    for note in id_notes:
+        console.print(escape(note), soft_wrap=True)
+    if gradebook is not None:
+        changed = books.id_changes(books.graded_ids(gradebook, assignment), names)
+        if changed:
+            folder, now, before = changed[0]
+            hint = folder[: -len(before)].rstrip("-") if folder.endswith(before) and folder != before else ""
+            fix = (f"--classroom-slug {hint}" if hint else "--classroom-slug with the slug you graded with before")
+            return refuse(
+                f"the gradebook {shown(gradebook / books.GRADEBOOK_FILE)} already holds {assignment} for "
+                f"{clean(before)}, whom this run would record as {clean(now)} (folder {shown(Path(folder))}); "
+                f"{len(changed)} student(s) would be in it twice. Nothing was written. Give the ids the gradebook "
+                f"uses: {fix}")
     students = books.read_students(gradebook) if gradebook else {}
-    names = student_names(folders, classroom_prefix(root, folders, assignment))
     grading = grading_identity(resolved, settings, known_files)
     sources: dict[str, dict[str, str]] = {f.name: {"folder": f.name, "commit": "", "committed_at": ""} for f in folders}
-    skipped: dict[str, Report] = {}  # graded on nothing: no commit before the deadline, an unreadable repository
+    skipped: dict[str, Report] = {}  # graded on nothing: no work before the deadline, an unreadable repository
     staged_flags: dict[Path, list[str]] = {}
     staging = tempfile.TemporaryDirectory(prefix="grader-deadline-")
     to_grade: list[Path] = []
@@ -119,16 +161,24 @@ def run(
         if due is None:
             to_grade.append(folder)
             continue
-        found = deadlines.at_deadline(folder, assignment, exercises, due, known_files)
+        found = deadlines.at_deadline(folder, assignment, exercises, due, known_files, compare_with=hashes or None)
+        source = sources[folder.name]
+        if found.later:
+            source.update(commits_after_deadline=str(found.later), last_commit_after_deadline=found.latest)
         if not found.repository:  # no .git: the work tree as it is, said beside the grade
-            sources[folder.name]["commit"] = "(not a git repository: graded as it is)"
+            source["commit"] = "(not a git repository: graded as it is)"
             to_grade.append(folder)
         elif found.problem:
-            skipped[folder.name] = not_graded(rubric, found.problem)
+            skipped[folder.name] = not_graded(rubric, "; ".join(filter(None, [found.problem, late_note(source)])))
+        elif found.template_commit:
+            source.update(commit=found.commit, committed_at=found.committed)
+            skipped[folder.name] = not_graded(rubric, "; ".join(filter(None, [
+                f"no work committed before the deadline: the last commit by then ({found.commit[:12]}, "
+                f"{found.committed}) holds the template's exercise files unchanged", late_note(source)])))
         else:
             staged = deadlines.write_staged(Path(staging.name) / folder.name, assignment, found)
             staged_flags[staged] = found.flags
-            sources[folder.name].update(commit=found.commit, committed_at=found.committed)
+            source.update(commit=found.commit, committed_at=found.committed)
             commit_of[folder.name] = found.commit
             to_grade.append(staged)
     prints = {folder.name: fingerprint(folder, grading + "\0" + commit_of.get(folder.name, "")) for folder in to_grade}
@@ -137,22 +187,34 @@ def run(
     pending = [folder for folder in to_grade if folder.name not in results]
 
     def row_of(name: str, report: Report) -> dict[str, str]:  # made once per student: the file is rewritten from these
-        return books.csv_row(assignment, exercises, names[name], report, duedate=duedate or deadline,
+        return books.csv_row(assignment, exercises, names[name], report, duedate=due_text,
                              person=students.get(names[name]), source=sources[name])
 
     rows = {name: row_of(name, report) for name, report in results.items()}
+
+    def write_rows() -> None:
+        books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows, key=names.get)])
 
     def record(name: str, report: Report) -> None:  # each student's grade on disk as soon as it is known
         write_json(report, reports_dir / name / "REPORT.json")
         results[name] = report
         rows[name] = row_of(name, report)
-        books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows, key=names.get)])
+        write_rows()
         # Last: a report marked reusable is in the CSV already, whenever the run is killed.
         if not report.grader_errors and name in prints:  # a failed grading is tried again next time
             replace_atomically(reports_dir / name / GRADED, prints[name] + "\n")
 
-    for name, report in skipped.items():
-        record(name, report)
+    def begin(isolation: set[str]) -> None:
+        """Once the sandbox works, before any student's code runs: refuse weak isolation, then write."""
+        from grader.sandbox.confine import NAMESPACES
+
+        weaker = sorted(mode for mode in isolation if mode != NAMESPACES)
+        if weaker and not accept_weak_isolation:
+            raise WeakIsolation(WEAK_ISOLATION.format(mode="; ".join(weaker)))
+        reports_dir.mkdir(parents=True, exist_ok=True)
+        for name, report in skipped.items():
+            record(name, report)
+        write_rows()
 
     def known(folder: Path) -> frozenset[str]:
         return manifest.unchanged(folder, known_files)
@@ -163,24 +225,37 @@ def run(
         return template_flags(folder, hashes) if hashes else []
 
     started = time.monotonic()
-    books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows, key=names.get)])
-    # No refresh thread: grading processes are forked from this one.
-    with staging, Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[last]}"), console=console, auto_refresh=False, transient=False,
-    ) as progress:
-        task = progress.add_task(f"grading {assignment}", total=len(folders), completed=len(results), last="")
-        progress.refresh()
-        graded = grade_many(pending, resolved, settings, jobs=jobs, known=known, extra_flags=extra_flags) if pending else []
-        for folder, report in graded:
-            record(folder.name, report)
-            last = escape(clean(f"{names[folder.name]}: {report.score:g}/{report.max_score:g}", 80))
-            progress.update(task, advance=1, last=last)
+    if not pending:
+        begin(set())
+    try:
+        # No refresh thread: grading processes are forked from this one.
+        with staging, Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.fields[last]}"), console=console, auto_refresh=False, transient=False,
+        ) as progress:
+            task = progress.add_task(f"grading {assignment}", total=len(folders), completed=len(results), last="")
             progress.refresh()
+            graded = grade_many(pending, resolved, settings, jobs=jobs, known=known, extra_flags=extra_flags,
+                                ready=begin) if pending else []
+            for folder, report in graded:
+                record(folder.name, report)
+                last = escape(clean(f"{names[folder.name]}: {report.score:g}/{report.max_score:g}", 80))
+                progress.update(task, advance=1, last=last)
+                progress.refresh()
+    except WeakIsolation as exc:
+        return refuse(str(exc), 3)
+    except KeyboardInterrupt:
+        done = sum(name in results for name in sources)
+        print(f"\ninterrupted: {done} of {len(folders)} students' grades are on disk ({shown(csv_path)}); run the same "
+              "command again to grade the rest (what was graded is reused)", file=sys.stderr)
+        return 130
     elapsed = time.monotonic() - started
     ordered = sorted(results.items(), key=lambda item: names[item[0]])
+    where = [f"grades in {csv_path}"]
     if gradebook:
-        books.write_gradebook(gradebook, assignment, [(names[n], r) for n, r in ordered], duedate=duedate or None)
+        books.write_gradebook(gradebook, assignment, [(names[n], r) for n, r in ordered], duedate=due_text or None)
+        where.append(f"the gradebook {gradebook / books.GRADEBOOK_FILE} ({len(ordered)} students"
+                     + (f", due {due_text}" if due_text else "") + ")")
     pages = class_report.write(csv_path, reports_dir, assignment, rubric,
                                [class_report.Student(names[n], n, r, sources[n], n in skipped) for n, r in ordered])
     flagged = sum(bool(r.flags) for n, r in ordered if n not in skipped)
@@ -188,9 +263,11 @@ def run(
     per = elapsed / len(pending) if pending else 0.0
     reused = len(to_grade) - len(pending)
     late = f"{len(skipped)} not graded (see the class report), " if skipped else ""
+    after = sum(bool(source.get("commits_after_deadline")) for source in sources.values())
+    after_text = f"{after} with commits after the deadline, " if after else ""
     console.print(escape(clean(
         f"{len(pending)} submissions graded in {elapsed:.1f} s ({per:.2f} s each, {jobs} at a time), {reused} unchanged "
-        f"since an earlier run; {late}{flagged} flagged, {failed} with grader errors; grades in {csv_path}, "
+        f"since an earlier run; {late}{after_text}{flagged} flagged, {failed} with grader errors; {', '.join(where)}; "
         f"reports in {reports_dir}; the class report: {pages.html} (and {pages.markdown.name})", 1000
     )), soft_wrap=True)
     return 0

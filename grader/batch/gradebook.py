@@ -5,7 +5,10 @@ The CSV has ``nbgrader export``'s columns, in its order (``nbgrader/plugins/expo
 and where the grade came from: ``folder`` (the submission folder's full name; ``student_id``
 is the login when folders follow GitHub Classroom's ``<assignment>-<login>`` naming),
 ``commit`` and ``committed_at`` (with ``batch --deadline``: the commit graded and its committer
-date; empty otherwise). Scores are written as nbgrader writes them (``str(float)``). There is no late
+date; empty otherwise), ``commits_after_deadline`` and ``last_commit_after_deadline`` (with
+``--deadline``: how many commits the repository holds after it, and the newest one's committer
+date; empty when none), and ``isolation`` (how student code was confined for this grade:
+``namespaces``, or the weaker mode; empty when none of it ran). Scores are written as nbgrader writes them (``str(float)``). There is no late
 penalty and no submission time (a cloned repository says nothing trustworthy about when it
 was submitted): ``timestamp`` is empty, ``late_submission_penalty`` is 0.0.
 
@@ -33,7 +36,7 @@ NBGRADER_COLUMNS = [
     "assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
     "raw_score", "late_submission_penalty", "score", "max_score",
 ]
-SOURCE_COLUMNS = ["folder", "commit", "committed_at"]
+SOURCE_COLUMNS = ["folder", "commit", "committed_at", "commits_after_deadline", "last_commit_after_deadline"]
 GRADEBOOK_FILE = "gradebook.db"
 
 
@@ -78,13 +81,14 @@ def csv_row(
     row["flags"] = cell("; ".join(" ".join(n.split()) for n in notes))
     for name in SOURCE_COLUMNS:  # the folder's name is the student's: cleaned like the id
         row[name] = cell(clean((source or {}).get(name, ""), NAME))
+    row["isolation"] = cell(clean(report.isolation, NAME))
     return row
 
 
 def columns(exercises: list[str]) -> list[str]:
     """The CSV header: nbgrader export's columns, one per exercise, ``flags``, where the grade came from."""
-    taken = set(NBGRADER_COLUMNS) | set(SOURCE_COLUMNS) | {"flags"}
-    return NBGRADER_COLUMNS + [e for e in exercises if e not in taken] + ["flags"] + SOURCE_COLUMNS
+    taken = set(NBGRADER_COLUMNS) | set(SOURCE_COLUMNS) | {"flags", "isolation"}
+    return NBGRADER_COLUMNS + [e for e in exercises if e not in taken] + ["flags"] + SOURCE_COLUMNS + ["isolation"]
 
 
 def write_csv(path: Path, exercises: list[str], rows: list[dict[str, str]]) -> None:
@@ -123,6 +127,48 @@ def read_students(course_dir: Path) -> dict[str, dict]:
 
     with _alembic_on_path(), Gradebook(_url(course_dir / GRADEBOOK_FILE)) as gradebook:
         return {s.id: {"first_name": s.first_name, "last_name": s.last_name, "email": s.email} for s in gradebook.students}
+
+
+def graded_ids(course_dir: Path, assignment: str) -> set[str]:
+    """The ids of the students who have a submission of ``assignment`` in the course's gradebook."""
+    if not (course_dir / GRADEBOOK_FILE).is_file():
+        return set()
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with _alembic_on_path(), Gradebook(_url(course_dir / GRADEBOOK_FILE)) as gradebook:
+        try:
+            return {s.student.id for s in gradebook.find_assignment(assignment).submissions}
+        except MissingEntry:
+            return set()
+
+
+def id_changes(recorded: set[str], ids: dict[str, str]) -> list[tuple[str, str, str]]:
+    """``(folder, id now, id recorded)`` for each folder whose student the gradebook already holds
+    under another id: the folder's full name, or the part of it after a hyphen, is an id recorded
+    for this assignment that no folder of this run is graded as (the same class graded before
+    with another slug, or under a root that named another slug)."""
+    now = set(ids.values())
+    changes = []
+    for folder, student in sorted(ids.items()):
+        if student in recorded:
+            continue
+        candidates = [folder] + [folder[i + 1:] for i, c in enumerate(folder) if c == "-"]
+        for before in candidates:
+            if before != student and before in recorded and before not in now:
+                changes.append((folder, student, before))
+                break
+    return changes
+
+
+def due_date_problem(text: str) -> str:
+    """Why nbgrader cannot store ``text`` as an assignment's due date ("" when it can)."""
+    from nbgrader import utils
+
+    try:
+        utils.parse_utc(text)
+    except (ValueError, OverflowError, TypeError) as exc:
+        return f"{text!r} is not a date nbgrader can store as the due date ({exc}); write it as 2026-03-01T23:59:00+01:00"
+    return ""
 
 
 def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, Report]], *, duedate: str | None = None) -> None:
@@ -165,10 +211,13 @@ def _fill_gradebook(database: Path, assignment: str, results: list[tuple[str, Re
     # nbgrader's own add_submission makes SQLAlchemy warn about autoflush; nothing is lost.
     with warnings.catch_warnings(), _alembic_on_path(), Gradebook(_url(database)) as gradebook:
         warnings.simplefilter("ignore")
-        try:
-            gradebook.find_assignment(assignment)
-        except MissingEntry:
-            gradebook.add_assignment(assignment, **({"duedate": duedate} if duedate else {}))
+        if duedate:  # the deadline graded at (or --duedate): set again on every run
+            gradebook.update_or_create_assignment(assignment, duedate=duedate)
+        else:
+            try:
+                gradebook.find_assignment(assignment)
+            except MissingEntry:
+                gradebook.add_assignment(assignment)
         for notebook_name, tests in cells.items():
             notebook = gradebook.update_or_create_notebook(notebook_name, assignment)
             existing = {c.name: c for c in notebook.grade_cells}

@@ -28,13 +28,16 @@ def grade_many(
     jobs: int = 2,
     known: frozenset[str] | Callable[[Path], frozenset[str]] = frozenset(),
     extra_flags: Callable[[Path], list[str]] | None = None,
+    ready: Callable[[set[str]], None] | None = None,
 ) -> Iterator[tuple[Path, Report]]:
     """Yield ``(root, report)`` for every submission folder, in the order they finish.
 
     ``known`` (relative paths that are part of the template, not flagged) may be a function
     of the submission folder; ``extra_flags(root)`` adds flags. Both run in the submission's
     grading process. A submission whose grading process dies still gets a report (score 0,
-    a grader error).
+    a grader error). ``ready(isolation)`` is called once the sandbox has proved it works, with
+    how it confines student code (``confine.NAMESPACES`` or the weaker modes), before any
+    student's code runs: it may raise to grade nobody.
 
     The sandbox runs one submission's workers at a time (``zygote.turn``: no two students' code
     ever runs at once), so a submission's modules run up to ``jobs`` at a time instead, as far as
@@ -46,6 +49,8 @@ def grade_many(
         from grader import environment
 
         environment.verify(sandbox, settings)  # once per batch, before any fork: a broken environment grades nobody
+        if ready is not None:
+            ready(set(sandbox.isolation))
         _warm_imports()
         read_end, write_end = os.pipe()
         pid = os.fork()

@@ -255,3 +255,37 @@ def test_without_namespaces_the_grader_falls_back_and_says_so(stage):
     assert leaks(stage, run.stdout + run.stderr + json.dumps(report), []) == []  # no secret from /proc
     assert "NoNewPrivs 1" in exercise(report, TARGET)["output"]
     assert wait_until_gone(stage) == []
+
+
+AS_THE_INSTRUCTOR = at_import('''
+import os
+for path in ("@SELF@/../../repo/tests/LOOTED", os.path.expanduser("~/LOOTED")):
+    try:
+        open(path, "w").write("ran as the instructor")
+    except OSError:
+        pass
+''')
+
+
+def test_batch_without_namespaces_refuses_rather_than_run_students_as_the_instructor(stage):
+    """The grade of record is never made where student code would run as the instructor's own
+    user: ``batch`` refuses before any of it runs, and writes nothing; told to accept that, it
+    grades and says so in every REPORT.json, the CSV and the class report."""
+    klass, out = stage.base / "class", stage.base / "out"
+    klass.mkdir()
+    klass.chmod(0o777)
+    write_submission(klass / "mallory", stage, None, target=AS_THE_INSTRUCTOR.replace("@STUB@", stub(TARGET)))
+    args = ("batch", str(klass), "--assignment", "ch03", "--csv", str(out / "grades.csv"), *LIMITS)
+    refused = run_unprivileged(stage, *args, user_namespaces=False)
+    assert refused.returncode == 3, refused.stderr[-3000:]
+    assert "batch grades only where student code runs fully isolated" in refused.stderr
+    assert "--accept-weak-isolation" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (stage.repo / "tests" / "LOOTED").exists()
+    assert list(out.iterdir()) == []  # no CSV, no report, no class report
+    (klass / "mallory" / "exercises" / "ch03" / f"{TARGET}.py").write_text(stub(TARGET))  # an honest stub now
+    accepted = run_unprivileged(stage, *args, "--accept-weak-isolation", user_namespaces=False)
+    assert accepted.returncode == 0, accepted.stderr[-3000:]
+    report = load_json(out / "ch03-reports" / "mallory" / "REPORT.json")
+    assert report["isolation"].startswith("no namespaces")
+    assert "no namespaces" in (out / "grades.csv").read_text()
+    assert "WEAK isolation" in (out / "grades-report.md").read_text()
