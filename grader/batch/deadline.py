@@ -25,14 +25,13 @@ Whatever a repository holds, :func:`at_deadline` returns: a failure is that stud
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.batch.git_reading import GitError, Reader, TooMany, resolve_head
+from grader.batch.git_reading import Entry, GitError, Reader, TooMany, resolve_head
 from grader.batch.template_files import guarded
 from grader.submission import CONFIGURING, MAX_MODULE_BYTES, folders_under, shown
 
@@ -150,26 +149,26 @@ def _choose(folder: Path, assignment: str, stems: list[str], deadline: dt.dateti
     except GitError as exc:
         result.problem = f"its HEAD could not be resolved ({exc})"
         return
-    stamp = deadline.timestamp()
+    stamp = int(deadline.timestamp() // 1)
     with Reader(git, head) as reader:
         kind, _size = reader.object_info(head)
         if kind != "commit":
             result.problem = f"its HEAD names a {kind or 'missing object'}, not a commit"
             return
-        chosen, chosen_at, newest, newest_at = "", 0, "", -1
+        newest, newest_at = "", -1
         try:
             for line in reader.records("rev-list", "--timestamp", head, "--", separator=b"\n", limit=MAX_COMMITS):
                 seconds, _, commit = line.decode("ascii").partition(" ")
-                when = int(seconds)  # what git filters on
-                if when > stamp:
+                if int(seconds) > stamp:  # the date git filters on
                     result.later += 1
-                    if when > newest_at:
-                        newest, newest_at = commit, when
-                elif not chosen:
-                    chosen, chosen_at = commit, when
+                    if int(seconds) > newest_at:
+                        newest, newest_at = commit, int(seconds)
         except TooMany:
             result.problem = f"its history has more than {MAX_COMMITS} commits"
             return
+        # git's own choice, as the documentation says: rev-list --before, in its own order
+        first = reader.read("rev-list", "--timestamp", "--max-count=1", f"--before=@{stamp}", head, "--", limit=256)
+        chosen_at, _, chosen = first.decode("ascii").strip().partition(" ")
         if newest:
             result.latest = committer_date(reader, newest, newest_at)[0]
         if not chosen:
@@ -177,7 +176,7 @@ def _choose(folder: Path, assignment: str, stems: list[str], deadline: dt.dateti
             result.problem = f"no commit at or before the deadline {deadline.isoformat()}{after}"
             return
         result.commit = chosen
-        result.committed, laid_out = committer_date(reader, chosen, chosen_at)
+        result.committed, laid_out = committer_date(reader, chosen, int(chosen_at))
         if not laid_out:
             result.problem = (f"commit {chosen[:12]} has no committer line right after its author line, where git "
                               "reads the date it filters on; its date cannot be told")
@@ -191,7 +190,7 @@ def committer_date(reader: Reader, commit: str, seconds: int) -> tuple[str, bool
     """``seconds`` (git's own reading of ``commit``'s date) in ISO 8601 with the offset of the
     committer line git reads it from; and whether that line is where git looks for it (after
     the tree, the parents and the author)."""
-    header = b"".join(_prefix(reader, MAX_HEADER, "cat-file", "commit", commit)).split(b"\n\n", 1)[0]
+    header = reader.prefix(MAX_HEADER, "cat-file", "commit", commit).split(b"\n\n", 1)[0]
     lines = header.split(b"\n")
     at = 1 if lines[0].startswith(b"tree ") else len(lines)
     while at < len(lines) and lines[at].startswith(b"parent "):
@@ -205,42 +204,16 @@ def committer_date(reader: Reader, commit: str, seconds: int) -> tuple[str, bool
     try:
         return dt.datetime.fromtimestamp(seconds, zone).isoformat(), laid_out
     except (OverflowError, ValueError, OSError):
-        return f"{seconds} seconds after 1970 (past the year 9999)", laid_out
+        return f"after the year 9999 ({seconds} s after 1970)", laid_out
 
 
-def _prefix(reader: Reader, limit: int, *args: str):
-    """The first ``limit`` bytes of git's output (git is stopped once they are read)."""
-    kept = 0
-    stream = reader.chunks(*args)
-    try:
-        for data in stream:
-            yield data[: limit - kept]
-            kept += len(data)
-            if kept >= limit:
-                return
-    finally:
-        stream.close()
-
-
-def _entries(reader: Reader, limit: int, *args: str):
-    """``git ls-tree -l -z`` entries as (mode, kind, object, size, path); size -1 when git shows none."""
-    for record in reader.records("ls-tree", "-l", "-z", "--full-tree", *args, limit=limit):
-        if b"\t" not in record:
-            continue
-        meta, path = record.split(b"\t", 1)
-        mode, kind, obj, size = (meta.decode("ascii", "replace").split() + ["", "", "", ""])[:4]
-        if kind == "blob" and not size.isdigit():  # "BAD": git cannot find it
-            raise GitError(f"object {obj[:12]} of {shown(Path(os.fsdecode(path)))} is missing from the repository")
-        yield mode, kind, obj, int(size) if size.isdigit() else -1, path
-
-
-def read_modules(reader: Reader, commit: str, assignment: str, stems: list[str], result: AtDeadline) -> dict[str, tuple]:
+def read_modules(reader: Reader, commit: str, assignment: str, stems: list[str], result: AtDeadline) -> dict[str, Entry]:
     """Each exercise module's blob at ``commit``: regular files only, sizes checked before reading.
     Returns the folder's entries by stem."""
     folder = f"exercises/{assignment}/"
     wanted = {f"{folder}{stem}.py".encode(): stem for stem in stems}
     try:
-        listing = {wanted[e[4]]: e for e in _entries(reader, MAX_FOLDER_ENTRIES, commit, "--", folder) if e[4] in wanted}
+        listing = {wanted[e.path]: e for e in reader.entries(MAX_FOLDER_ENTRIES, commit, "--", folder) if e.path in wanted}
     except TooMany:
         raise GitError(f"{folder} holds more than {MAX_FOLDER_ENTRIES} entries") from None
     for stem in stems:
@@ -263,13 +236,6 @@ def read_modules(reader: Reader, commit: str, assignment: str, stems: list[str],
     return listing
 
 
-def _digest(reader: Reader, entry: tuple | None) -> str | None:
-    """The sha256 of a regular file's blob (at most MAX_HASHED bytes), else None."""
-    if entry is None or entry[0] not in ("100644", "100755") or entry[1] != "blob" or not 0 <= entry[3] <= MAX_HASHED:
-        return None
-    return hashlib.sha256(reader.read("cat-file", "blob", entry[2], limit=MAX_HASHED)).hexdigest()
-
-
 def tree_flags(reader: Reader, commit: str, assignment: str, stems: list[str], template: dict[str, str],
                compare_with: dict[str, str] | None = None) -> list[str]:
     """What the usual intake would flag in the files of ``commit``, from their names (a
@@ -278,12 +244,12 @@ def tree_flags(reader: Reader, commit: str, assignment: str, stems: list[str], t
     flags: list[str] = []
     folder = ("exercises", assignment)
     modules = {f"{s}.py" for s in stems}
-    kept: dict[str, tuple] = {}  # the entries compare_with asks about
+    kept: dict[str, Entry] = {}  # the entries compare_with asks about
     workflows: set[str] = set()
     complete = True
     try:
-        for entry in _entries(reader, MAX_TREE_ENTRIES, "-r", commit):
-            mode, raw = entry[0], entry[4]
+        for entry in reader.entries(MAX_TREE_ENTRIES, "-r", commit):
+            mode, raw = entry.mode, entry.path
             path = Path(os.fsdecode(raw))
             name, here = path.name, path.parts[:-1]
             if compare_with is not None:
@@ -294,7 +260,7 @@ def tree_flags(reader: Reader, commit: str, assignment: str, stems: list[str], t
             if len(flags) >= MAX_FLAGS:
                 continue
             if name in CONFIGURING or name.endswith(".pth"):
-                if template.get(path.as_posix()) is None or _digest(reader, entry) != template[path.as_posix()]:
+                if template.get(path.as_posix()) is None or reader.sha256(entry, MAX_HASHED) != template[path.as_posix()]:
                     flags.append(f"{shown(path)} tries to configure pytest or Python (ignored by the grader)")
             elif here == folder and name.endswith(".py") and name not in modules:
                 flags.append(f"{shown(path)} is not an exercise module (ignored by the grader)")
@@ -310,7 +276,7 @@ def tree_flags(reader: Reader, commit: str, assignment: str, stems: list[str], t
     return flags
 
 
-def _template_flags(reader: Reader, hashes: dict[str, str], kept: dict[str, tuple], workflows: set[str],
+def _template_flags(reader: Reader, hashes: dict[str, str], kept: dict[str, Entry], workflows: set[str],
                     complete: bool) -> list[str]:
     """``template_flags``'s flags, worded as it words them, for the files of a commit."""
     flags = []
@@ -321,9 +287,9 @@ def _template_flags(reader: Reader, hashes: dict[str, str], kept: dict[str, tupl
         if entry is None:
             if complete:
                 flags.append(f"{shown(Path(path))} was removed (template file)")
-        elif entry[0] not in ("100644", "100755") or entry[1] != "blob":
+        elif not entry.regular:
             flags.append(f"{shown(Path(path))} was replaced by something that is not a regular file (template file)")
-        elif _digest(reader, entry) != digest:
+        elif reader.sha256(entry, MAX_HASHED) != digest:
             flags.append(f"{shown(Path(path))} was changed from the template")
     for name in sorted(workflows)[:100]:
         relative = f".github/workflows/{name}"
@@ -332,7 +298,7 @@ def _template_flags(reader: Reader, hashes: dict[str, str], kept: dict[str, tupl
     return flags
 
 
-def is_template(reader: Reader, assignment: str, stems: list[str], listing: dict[str, tuple], hashes: dict[str, str]) -> bool:
+def is_template(reader: Reader, assignment: str, stems: list[str], listing: dict[str, Entry], hashes: dict[str, str]) -> bool:
     """Whether no exercise module of the commit differs from the template's stub (a module left
     out is no work either); False when the template's stubs are not known."""
     known = {stem: hashes[f"exercises/{assignment}/{stem}.py"] for stem in stems if f"exercises/{assignment}/{stem}.py" in hashes}
@@ -340,7 +306,7 @@ def is_template(reader: Reader, assignment: str, stems: list[str], listing: dict
         return False
     for stem in stems:
         entry = listing.get(stem)
-        if entry is not None and (stem not in known or _digest(reader, entry) != known[stem]):
+        if entry is not None and (stem not in known or reader.sha256(entry, MAX_HASHED) != known[stem]):
             return False
     return True
 

@@ -13,6 +13,7 @@ cap: a command whose output passes its cap is killed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import selectors
@@ -23,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 GIT_TIMEOUT = 30.0
 MAX_REF_BYTES = 4096  # HEAD or a loose ref
@@ -50,6 +52,20 @@ CONFIG = """[core]
 [log]
 \tshowSignature = false
 """
+
+
+class Entry(NamedTuple):
+    """One entry of ``git ls-tree -l``."""
+
+    mode: str
+    kind: str
+    obj: str
+    size: int  # -1 for a tree or a submodule
+    path: bytes
+
+    @property
+    def regular(self) -> bool:
+        return self.kind == "blob" and self.mode in ("100644", "100755")
 
 
 class GitError(OSError):
@@ -257,6 +273,38 @@ class Reader:
                 yield pending
         finally:
             stream.close()
+
+    def prefix(self, limit: int, *args: str) -> bytes:
+        """The first ``limit`` bytes of git's output (git is stopped once they are read)."""
+        kept = bytearray()
+        stream = self.chunks(*args)
+        try:
+            for data in stream:
+                kept += data[: limit - len(kept)]
+                if len(kept) >= limit:
+                    break
+        finally:
+            stream.close()
+        return bytes(kept)
+
+    def entries(self, limit: int, *args: str) -> Iterator[Entry]:
+        """``git ls-tree -l -z --full-tree ARGS``'s entries, at most ``limit`` (then TooMany)."""
+        for record in self.records("ls-tree", "-l", "-z", "--full-tree", *args, limit=limit):
+            if b"\t" not in record:
+                continue
+            meta, path = record.split(b"\t", 1)
+            mode, kind, obj, size = (meta.decode("ascii", "replace").split() + ["", "", "", ""])[:4]
+            if kind == "blob" and not size.isdigit():  # "BAD": git cannot find it
+                shown = os.fsdecode(path).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")[:200]
+                raise GitError(f"object {obj[:12]} of {shown} is missing from the repository")
+            yield Entry(mode, kind, obj, int(size) if size.isdigit() else -1, path)
+
+    def sha256(self, entry: Entry | None, limit: int) -> str | None:
+        """The sha256 of a regular file's blob of at most ``limit`` bytes (its size checked
+        first), else None."""
+        if entry is None or not entry.regular or not 0 <= entry.size <= limit:
+            return None
+        return hashlib.sha256(self.read("cat-file", "blob", entry.obj, limit=limit)).hexdigest()
 
     def object_info(self, obj: str) -> tuple[str, int]:
         """``(type, size)`` of an object, read from its header only."""
