@@ -267,3 +267,14 @@ def test_template_flags_are_those_of_the_graded_commit(tmp_path):
     found = deadline.at_deadline(repo, "ch03", STEMS, DUE, hashes, compare_with=hashes)
     assert found.problem == "" and [f for f in found.flags if f in expected] == expected
     assert not any("template" in f for f in deadline.at_deadline(repo, "ch03", STEMS, DUE, hashes).flags)
+
+
+def test_the_checkouts_stubs_tell_the_template_commit_without_a_released_template(tmp_path):
+    from grader.assignment import Assignment
+    from grader.batch.template_files import template_stubs
+    from grader.settings import Settings
+
+    stubs = template_stubs(Assignment.resolve("ch03", Settings()))
+    repo, hashes = accepted(tmp_path)  # its stubs are release's own
+    assert {k: v for k, v in hashes.items() if k.startswith("exercises/")} == stubs
+    assert deadline.at_deadline(repo, "ch03", STEMS, DUE, stubs).template_commit
