@@ -278,3 +278,12 @@ def test_the_checkouts_stubs_tell_the_template_commit_without_a_released_templat
     repo, hashes = accepted(tmp_path)  # its stubs are release's own
     assert {k: v for k, v in hashes.items() if k.startswith("exercises/")} == stubs
     assert deadline.at_deadline(repo, "ch03", STEMS, DUE, stubs).template_commit
+
+
+def test_a_special_file_among_the_objects_is_refused_before_git_would_wait_on_it(tmp_path):
+    repo = repository(tmp_path / "s")
+    blob = git(repo, "rev-parse", "HEAD:exercises/ch03/simple_attention.py")
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    os.mkfifo(repo / ".git" / "objects" / blob[:2] / blob[2:])
+    found = deadline.at_deadline(repo, "ch03", STEMS, dt.datetime(2026, 3, 4, tzinfo=UTC))
+    assert found.commit == "" and "is not a regular file" in found.problem

@@ -107,6 +107,8 @@ def git_folder(folder: Path) -> tuple[Path | None, str]:
             seen += 1
             if entry.is_symlink():
                 return None, f".git/{shown(Path(os.path.relpath(entry.path, git)))} is a symbolic link; the grader does not follow it"
+            if not entry.is_file(follow_symlinks=False) and not entry.is_dir(follow_symlinks=False):
+                return None, f".git/{shown(Path(os.path.relpath(entry.path, git)))} is not a regular file (git would wait on it)"
             if seen > MAX_OBJECT_ENTRIES:
                 return None, f".git/objects holds more than {MAX_OBJECT_ENTRIES} entries; run git gc in it, or grade without --deadline"
     return git, ""

@@ -14,6 +14,7 @@ cap: a command whose output passes its cap is killed.
 from __future__ import annotations
 
 import hashlib
+import errno
 import os
 import re
 import selectors
@@ -96,7 +97,7 @@ def _read_small(root: int, relative: str, limit: int) -> bytes | None:
     except NotADirectoryError:
         return None
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP: O_NOFOLLOW met a symbolic link
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symbolic link
             raise GitError(f".git/{relative} is a symbolic link; the grader does not follow it") from None
         raise GitError(f".git/{relative} could not be read ({exc.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
@@ -119,7 +120,7 @@ def _packed_ref(root: int, name: str) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        if exc.errno == 40:
+        if exc.errno == errno.ELOOP:
             raise GitError(".git/packed-refs is a symbolic link; the grader does not follow it") from None
         raise GitError(f".git/packed-refs could not be read ({exc.strerror})") from None
     wanted = name.encode()
@@ -181,16 +182,19 @@ class Reader:
         objects = os.path.abspath(git / "objects")
         if "\n" in objects or objects.startswith('"'):
             raise GitError("the repository's path holds a line break or starts with a quote")
-        self.home = Path(tempfile.mkdtemp(prefix="grader-git-"))
-        own = self.home / "git"
-        (own / "objects" / "info").mkdir(parents=True)
-        (own / "refs").mkdir()
-        (own / "HEAD").write_text("ref: refs/heads/none\n")
-        sha256 = len(commit) == 64
-        config = CONFIG.format(version=1 if sha256 else 0) + ("[extensions]\n\tobjectFormat = sha256\n" if sha256 else "")
-        (own / "config").write_text(config)
-        (own / "objects" / "info" / "alternates").write_text(objects + "\n")
-        self.git_dir = own
+        self.home = Path(tempfile.mkdtemp(prefix="grader-git-"))  # private: mode 0700
+        own = self.git_dir = self.home / "git"
+        try:
+            (own / "objects" / "info").mkdir(parents=True)
+            (own / "refs").mkdir()
+            (own / "HEAD").write_text("ref: refs/heads/none\n")
+            sha256 = len(commit) == 64
+            (own / "config").write_text(CONFIG.format(version=1 if sha256 else 0)
+                                        + ("[extensions]\n\tobjectFormat = sha256\n" if sha256 else ""))
+            (own / "objects" / "info" / "alternates").write_text(objects + "\n")
+        except OSError:
+            shutil.rmtree(self.home, ignore_errors=True)
+            raise
         self.env = environment(self.home)
 
     def __enter__(self) -> Reader:
