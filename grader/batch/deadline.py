@@ -1,51 +1,51 @@
 """``batch --deadline``: take a submission's exercise files from its last commit at or before
 the deadline, reading the student's git repository without trusting it.
 
-A student's repository is hostile and ``batch`` may run as root, so git is run only in ways that
-execute nothing the repository configures: the git folder is named explicitly (``--git-dir``,
-a real folder, never a ``.git`` file or link that points elsewhere); system and global
-configuration are off; every repository setting that could run a program (fsmonitor, hooks,
-pager, signature checks, ssh) is overridden on the command line; only plumbing that reads
-objects is used (``rev-list``, ``cat-file``, ``ls-tree``), which applies no filter, alias or
-hook; no work tree is checked out. A repository that borrows objects from elsewhere
-(``objects/info/alternates``, ``commondir``) or whose object store is a symbolic link is refused.
-The exercise modules are read as blobs, at most :data:`grader.submission.MAX_MODULE_BYTES`
-each, and written into a fresh folder that the usual intake (:func:`grader.submission.take`)
-then takes, as it takes any submission.
+A student's repository is hostile and ``batch`` may run as root. Its ``HEAD`` is resolved here,
+through real files only, and git is run on a git folder of the grader's own that borrows the
+student's objects and nothing else (:mod:`grader.batch.git_reading`): no configuration, hook,
+remote or ref of the repository is ever read, no transport is allowed, no work tree is checked
+out, and every output is read as a capped stream. A repository that borrows objects from
+elsewhere (``objects/info/alternates``, ``commondir``) or holds symbolic links under its object
+store is refused. Sizes are known before a blob is read: the exercise modules are read as blobs,
+at most :data:`grader.submission.MAX_MODULE_BYTES` each, and written into a fresh folder that the
+usual intake (:func:`grader.submission.take`) then takes, as it takes any submission.
 
-Which date: the **committer** date, the one ``git rev-list --before`` filters on (a rebase or
-an amend renews it, the author date survives both). A student can forge either, since both
-are written by their own git; GitHub Classroom's own deadline uses the time of the push, which
-is not in the repository at all. The commit and its time are shown beside the grade so that
-the instructor can compare them with Classroom's record.
+Which date: the **committer** date as git itself reads it to filter (``rev-list --timestamp``:
+the ``committer`` line right after the ``author`` line); a commit whose header is not laid out
+so is not graded. A student can forge either date, since both are written by their own git;
+GitHub Classroom's own deadline uses the time of the push, which is not in the repository at
+all. The commit and its time are shown beside the grade, with how many commits came after the
+deadline, so that the instructor can compare them with Classroom's record.
+
+Whatever a repository holds, :func:`at_deadline` returns: a failure is that student's
+``problem`` (not graded, and why), never the end of the batch.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
+import re
 import stat
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.batch.git_reading import Entry, GitError, Reader, TooMany, resolve_head
+from grader.batch.template_files import guarded
 from grader.submission import CONFIGURING, MAX_MODULE_BYTES, folders_under, shown
 
-GIT_TIMEOUT = 30.0
-MAX_LISTING = 1 << 20  # bytes of a tree listing read at most
+MAX_COMMITS = 100_000  # commits reachable from HEAD looked at
+MAX_TREE_ENTRIES = 100_000  # files of the graded commit looked at
+MAX_FOLDER_ENTRIES = 10_000  # entries of exercises/<assignment>/
+MAX_HEADER = 256 * 1024  # bytes of a commit read to find its committer line
+MAX_HASHED = 4 * 1024 * 1024  # a larger blob is not a template file (as grader.manifest)
 MAX_FLAGS = 50
 MAX_OBJECT_ENTRIES = 200_000  # files and folders under .git/objects looked at for links
-# What no student repository may configure for us: each could run a program or reach out.
-OVERRIDES = (
-    "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.pager=cat", "core.sshCommand=/bin/false",
-    "core.askPass=/bin/false", "log.showSignature=false", "gpg.program=/bin/false", "protocol.allow=never",
-    "diff.external=", "core.alternateRefsCommand=/bin/false",
-)
-# Entries of a git folder that must be what git expects, not symbolic links to elsewhere.
-MUST_BE_REAL = ("objects", "refs", "HEAD", "config", "packed-refs")
+MAX_REASON = 300
 # Entries that make git read another repository's objects or settings.
 BORROWING = ("commondir", "objects/info/alternates", "objects/info/http-alternates")
+OFFSET = re.compile(rb"([+-])([0-9]{2})([0-9]{2})")
 
 
 class DeadlineError(ValueError):
@@ -74,6 +74,9 @@ class AtDeadline:
     flags: list[str] = field(default_factory=list)
     problem: str = ""  # why nothing can be graded ("" when the commit was found)
     repository: bool = True  # False: no .git folder, the work tree is graded as it is
+    later: int = 0  # commits reachable from HEAD whose committer date is after the deadline
+    latest: str = ""  # the committer date of the newest of them ("" when none)
+    template_commit: bool = False  # the graded commit's exercise modules are all the template's own
 
 
 def git_folder(folder: Path) -> tuple[Path | None, str]:
@@ -88,9 +91,13 @@ def git_folder(folder: Path) -> tuple[Path | None, str]:
     if not stat.S_ISDIR(info.st_mode):
         kind = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "a file pointing elsewhere"
         return None, f".git is {kind}; the grader reads only a repository's own .git folder"
-    for name in MUST_BE_REAL:
-        if os.path.islink(git / name):
-            return None, f".git/{name} is a symbolic link; the grader does not follow it"
+    try:
+        objects = os.lstat(git / "objects").st_mode
+    except OSError:
+        return None, ".git/objects could not be read; it is not a repository git wrote"
+    if not stat.S_ISDIR(objects):
+        what = "a symbolic link; the grader does not follow it" if stat.S_ISLNK(objects) else "not a folder"
+        return None, f".git/objects is {what}"
     for name in BORROWING:
         if os.path.lexists(git / name):
             return None, f".git/{name} borrows another repository's objects; the grader reads only the submission's own"
@@ -100,147 +107,210 @@ def git_folder(folder: Path) -> tuple[Path | None, str]:
             seen += 1
             if entry.is_symlink():
                 return None, f".git/{shown(Path(os.path.relpath(entry.path, git)))} is a symbolic link; the grader does not follow it"
+            if not entry.is_file(follow_symlinks=False) and not entry.is_dir(follow_symlinks=False):
+                return None, f".git/{shown(Path(os.path.relpath(entry.path, git)))} is not a regular file (git would wait on it)"
             if seen > MAX_OBJECT_ENTRIES:
                 return None, f".git/objects holds more than {MAX_OBJECT_ENTRIES} entries; run git gc in it, or grade without --deadline"
     return git, ""
 
 
-def _run(git: Path, *args: str, limit: int = MAX_LISTING) -> bytes:
-    """Run a read-only git command on ``git``; its output (at most ``limit`` bytes). OSError when it fails."""
-    command = ["git", "--no-pager", "--git-dir", str(git), "-c", f"safe.directory={git}"]
-    for setting in OVERRIDES:
-        command += ["-c", setting]
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LC_ALL": "C",
-        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0",
-        "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_ATTR_NOSYSTEM": "1",
-        "GIT_CEILING_DIRECTORIES": str(git.parent.parent),
-    }
-    try:
-        done = subprocess.run(command + list(args), capture_output=True, env=env, timeout=GIT_TIMEOUT,
-                              stdin=subprocess.DEVNULL, cwd="/")
-    except subprocess.TimeoutExpired:
-        raise OSError(f"git {args[0]} took more than {GIT_TIMEOUT:g} s") from None
-    if done.returncode != 0:
-        raise OSError(done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"git {args[0]} failed"])
-    return done.stdout[:limit]
-
-
-def committer_time(git: Path, commit: str) -> tuple[int, str]:
-    """The committer date of ``commit``: seconds since the epoch, and ISO 8601 with its offset."""
-    header = _run(git, "cat-file", "commit", commit, limit=64 * 1024).split(b"\n\n", 1)[0]
-    for line in header.split(b"\n"):
-        if line.startswith(b"committer "):
-            seconds, offset = line.rsplit(b" ", 2)[-2:]
-            sign = -1 if offset[:1] == b"-" else 1
-            zone = dt.timezone(sign * dt.timedelta(hours=int(offset[1:3]), minutes=int(offset[3:5])))
-            when = dt.datetime.fromtimestamp(int(seconds), zone)
-            return int(seconds), when.isoformat()
-    raise OSError(f"commit {commit[:12]} has no committer line")
+def _short(exc: BaseException) -> str:
+    text = str(exc) if isinstance(exc, OSError) and not exc.errno else f"{type(exc).__name__}: {exc}"
+    return shown(Path(text[:MAX_REASON] or type(exc).__name__))
 
 
 def at_deadline(folder: Path, assignment: str, stems: list[str], deadline: dt.datetime,
-                template: dict[str, str] | None = None) -> AtDeadline:
+                template: dict[str, str] | None = None, compare_with: dict[str, str] | None = None) -> AtDeadline:
     """The exercise modules of ``folder``'s last commit at or before ``deadline`` (committer date).
 
-    ``template`` (relative path -> sha256) names the template's own files, which are not flagged."""
+    ``template`` (relative path -> sha256) names the template's own files, which are not flagged;
+    its ``exercises/<assignment>/<stem>.py`` entries (or ``compare_with``'s) tell whether the graded
+    commit is the template's (``template_commit``). ``compare_with`` (``--template``'s manifest) adds
+    the flags of :func:`grader.batch.template_files.template_flags` for the graded commit's files.
+    Never raises: whatever goes wrong is ``problem``."""
     result = AtDeadline()
+    try:
+        _choose(folder, assignment, stems, deadline, template or {}, compare_with, result)
+    except Exception as exc:  # noqa: BLE001 - one repository's failure is that student's, never the batch's
+        reason = str(exc) if isinstance(exc, GitError) else _short(exc)
+        where = f"commit {result.commit[:12]}" if result.commit else "its git history"
+        result.problem = f"{where} could not be read ({shown(Path(reason[:MAX_REASON]))})"
+        result.sources, result.missing = {}, {}
+    return result
+
+
+def _choose(folder: Path, assignment: str, stems: list[str], deadline: dt.datetime, template: dict[str, str],
+            compare_with: dict[str, str] | None, result: AtDeadline) -> None:
     git, problem = git_folder(folder)
     if git is None:
         result.repository = bool(problem)
         result.problem = problem
-        return result
-    stamp = int(deadline.timestamp())
+        return
     try:
-        found = _run(git, "rev-list", "--max-count=1", f"--before=@{stamp}", "HEAD", "--").decode().strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        result.problem = f"its git history could not be read ({shown(Path(str(exc)))})"
-        return result
-    if not found:
+        head = resolve_head(git)
+    except GitError as exc:
+        result.problem = f"its HEAD could not be resolved ({exc})"
+        return
+    stamp = int(deadline.timestamp() // 1)
+    with Reader(git, head) as reader:
+        kind, _size = reader.object_info(head)
+        if kind != "commit":
+            result.problem = f"its HEAD names a {kind or 'missing object'}, not a commit"
+            return
+        newest, newest_at = "", -1
         try:
-            latest = _run(git, "rev-list", "--max-count=1", "HEAD", "--").decode().strip()
-            when = f" (its last commit, {latest[:12]}, is from {committer_time(git, latest)[1]})" if latest else ""
-        except (OSError, UnicodeDecodeError, ValueError):
-            when = ""
-        result.problem = f"no commit at or before the deadline {deadline.isoformat()}{when}"
-        return result
+            for line in reader.records("rev-list", "--timestamp", head, "--", separator=b"\n", limit=MAX_COMMITS):
+                seconds, _, commit = line.decode("ascii").partition(" ")
+                if int(seconds) > stamp:  # the date git filters on
+                    result.later += 1
+                    if int(seconds) > newest_at:
+                        newest, newest_at = commit, int(seconds)
+        except TooMany:
+            result.problem = f"its history has more than {MAX_COMMITS} commits"
+            return
+        # git's own choice, as the documentation says: rev-list --before, in its own order
+        first = reader.read("rev-list", "--timestamp", "--max-count=1", f"--before=@{stamp}", head, "--", limit=256)
+        chosen_at, _, chosen = first.decode("ascii").strip().partition(" ")
+        if newest:
+            result.latest = committer_date(reader, newest, newest_at)[0]
+        if not chosen:
+            after = f" (its latest commit, {newest[:12]}, is from {result.latest})" if newest else ""
+            result.problem = f"no commit at or before the deadline {deadline.isoformat()}{after}"
+            return
+        result.commit = chosen
+        result.committed, laid_out = committer_date(reader, chosen, int(chosen_at))
+        if not laid_out:
+            result.problem = (f"commit {chosen[:12]} has no committer line right after its author line, where git "
+                              "reads the date it filters on; its date cannot be told")
+            return
+        listing = read_modules(reader, chosen, assignment, stems, result)
+        result.flags += tree_flags(reader, chosen, assignment, stems, template, compare_with)
+        result.template_commit = is_template(reader, assignment, stems, listing, {**template, **(compare_with or {})})
+
+
+def committer_date(reader: Reader, commit: str, seconds: int) -> tuple[str, bool]:
+    """``seconds`` (git's own reading of ``commit``'s date) in ISO 8601 with the offset of the
+    committer line git reads it from; and whether that line is where git looks for it (after
+    the tree, the parents and the author)."""
+    header = reader.prefix(MAX_HEADER, "cat-file", "commit", commit).split(b"\n\n", 1)[0]
+    lines = header.split(b"\n")
+    at = 1 if lines[0].startswith(b"tree ") else len(lines)
+    while at < len(lines) and lines[at].startswith(b"parent "):
+        at += 1
+    laid_out = at + 1 < len(lines) and lines[at].startswith(b"author") and lines[at + 1].startswith(b"committer")
+    zone = dt.timezone.utc
+    match = OFFSET.fullmatch(lines[at + 1].rsplit(b" ", 1)[-1]) if laid_out else None
+    if match and int(match[2]) < 24 and int(match[3]) < 60:
+        sign = -1 if match[1] == b"-" else 1
+        zone = dt.timezone(sign * dt.timedelta(hours=int(match[2]), minutes=int(match[3])))
     try:
-        result.commit = found
-        result.committed = committer_time(git, found)[1]
-        read_modules(git, found, assignment, stems, result)
-        result.flags += tree_flags(git, found, assignment, stems, template)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        result.problem = f"commit {found[:12]} could not be read ({shown(Path(str(exc)))})"
-    return result
+        return dt.datetime.fromtimestamp(seconds, zone).isoformat(), laid_out
+    except (OverflowError, ValueError, OSError):
+        return f"after the year 9999 ({seconds} s after 1970)", laid_out
 
 
-def _entries(listing: bytes) -> list[tuple[str, str, str, bytes]]:
-    """``git ls-tree -z`` output as (mode, kind, object, path) entries."""
-    entries = []
-    for record in listing.split(b"\0"):
-        if b"\t" not in record:
-            continue
-        meta, path = record.split(b"\t", 1)
-        mode, kind, obj = meta.decode("ascii", "replace").split(" ")[:3]
-        entries.append((mode, kind, obj, path))
-    return entries
-
-
-def read_modules(git: Path, commit: str, assignment: str, stems: list[str], result: AtDeadline) -> None:
-    """Each exercise module's blob at ``commit``: regular files only, at most MAX_MODULE_BYTES."""
+def read_modules(reader: Reader, commit: str, assignment: str, stems: list[str], result: AtDeadline) -> dict[str, Entry]:
+    """Each exercise module's blob at ``commit``: regular files only, sizes checked before reading.
+    Returns the folder's entries by stem."""
     folder = f"exercises/{assignment}/"
-    listing = {path: (mode, kind, obj) for mode, kind, obj, path in
-               _entries(_run(git, "ls-tree", "-z", "--full-tree", commit, "--", folder))}
+    wanted = {f"{folder}{stem}.py".encode(): stem for stem in stems}
+    try:
+        listing = {wanted[e.path]: e for e in reader.entries(MAX_FOLDER_ENTRIES, commit, "--", folder) if e.path in wanted}
+    except TooMany:
+        raise GitError(f"{folder} holds more than {MAX_FOLDER_ENTRIES} entries") from None
     for stem in stems:
         relative = f"{folder}{stem}.py"
-        entry = listing.get(relative.encode())
+        entry = listing.get(stem)
         if entry is None:
             result.missing[stem] = f"{relative} is missing from commit {commit[:12]}"
             continue
-        mode, kind, obj = entry
+        mode, kind, obj, size, _path = entry
         if mode == "120000":
             result.missing[stem] = f"{relative} is a symbolic link; the grader only takes regular files"
             result.flags.append(f"{relative} is a symbolic link (refused)")
-            continue
-        if kind != "blob" or mode not in ("100644", "100755"):
+        elif kind != "blob" or mode not in ("100644", "100755") or size < 0:
             result.missing[stem] = f"{relative} is not a regular file"
-            continue
-        size = int(_run(git, "cat-file", "-s", obj, limit=64).strip() or b"0")
-        if size > MAX_MODULE_BYTES:
+        elif size > MAX_MODULE_BYTES:
             result.missing[stem] = f"{relative} is larger than {MAX_MODULE_BYTES // 1024} KiB"
             result.flags.append(f"{relative} is larger than {MAX_MODULE_BYTES // 1024} KiB (refused)")
-            continue
-        result.sources[stem] = _run(git, "cat-file", "blob", obj, limit=MAX_MODULE_BYTES + 1)
+        else:
+            result.sources[stem] = reader.read("cat-file", "blob", obj, limit=MAX_MODULE_BYTES)
+    return listing
 
 
-def tree_flags(git: Path, commit: str, assignment: str, stems: list[str], template: dict[str, str] | None = None) -> list[str]:
+def tree_flags(reader: Reader, commit: str, assignment: str, stems: list[str], template: dict[str, str],
+               compare_with: dict[str, str] | None = None) -> list[str]:
     """What the usual intake would flag in the files of ``commit``, from their names (a
-    configuration file is read only to compare it with the template's own)."""
-    flags = []
+    configuration file is read only to compare it with the template's own), and with
+    ``compare_with`` what :func:`~grader.batch.template_files.template_flags` flags."""
+    flags: list[str] = []
     folder = ("exercises", assignment)
     modules = {f"{s}.py" for s in stems}
-    for mode, _kind, obj, raw in _entries(_run(git, "ls-tree", "-r", "-z", "--full-tree", commit)):
-        path = Path(os.fsdecode(raw))
-        name, here = path.name, path.parts[:-1]
-        if name in CONFIGURING or name.endswith(".pth"):
-            if not _unchanged(git, obj, path, template or {}):
-                flags.append(f"{shown(path)} tries to configure pytest or Python (ignored by the grader)")
-        elif here == folder and name.endswith(".py") and name not in modules:
-            flags.append(f"{shown(path)} is not an exercise module (ignored by the grader)")
-        elif mode == "120000" and not (here == folder and name in modules):
-            flags.append(f"{shown(path)} is a symbolic link")
-        if len(flags) >= MAX_FLAGS:
-            return flags + ["more files flagged; the rest were not listed"]
+    kept: dict[str, Entry] = {}  # the entries compare_with asks about
+    workflows: set[str] = set()
+    complete = True
+    try:
+        for entry in reader.entries(MAX_TREE_ENTRIES, "-r", commit):
+            mode, raw = entry.mode, entry.path
+            path = Path(os.fsdecode(raw))
+            name, here = path.name, path.parts[:-1]
+            if compare_with is not None:
+                if path.as_posix() in compare_with:
+                    kept[path.as_posix()] = entry
+                if path.parts[:2] == (".github", "workflows") and len(path.parts) > 2:
+                    workflows.add(path.parts[2])
+            if len(flags) >= MAX_FLAGS:
+                continue
+            if name in CONFIGURING or name.endswith(".pth"):
+                if template.get(path.as_posix()) is None or reader.sha256(entry, MAX_HASHED) != template[path.as_posix()]:
+                    flags.append(f"{shown(path)} tries to configure pytest or Python (ignored by the grader)")
+            elif here == folder and name.endswith(".py") and name not in modules:
+                flags.append(f"{shown(path)} is not an exercise module (ignored by the grader)")
+            elif mode == "120000" and not (here == folder and name in modules):
+                flags.append(f"{shown(path)} is a symbolic link")
+    except TooMany:
+        complete = False
+        flags.append(f"commit {commit[:12]} holds more than {MAX_TREE_ENTRIES} files; the rest were not looked at")
+    if len(flags) >= MAX_FLAGS:
+        flags = flags[:MAX_FLAGS] + ["more files flagged; the rest were not listed"]
+    if compare_with is not None:
+        flags += _template_flags(reader, compare_with, kept, workflows, complete)
     return flags
 
 
-def _unchanged(git: Path, obj: str, path: Path, template: dict[str, str]) -> bool:
-    """Whether the blob ``obj`` at ``path`` is the template's own file there, unchanged."""
-    digest = template.get(path.as_posix())
-    if digest is None:
+def _template_flags(reader: Reader, hashes: dict[str, str], kept: dict[str, Entry], workflows: set[str],
+                    complete: bool) -> list[str]:
+    """``template_flags``'s flags, worded as it words them, for the files of a commit."""
+    flags = []
+    for path, digest in sorted(hashes.items()):
+        if not guarded(path):
+            continue
+        entry = kept.get(path)
+        if entry is None:
+            if complete:
+                flags.append(f"{shown(Path(path))} was removed (template file)")
+        elif not entry.regular:
+            flags.append(f"{shown(Path(path))} was replaced by something that is not a regular file (template file)")
+        elif reader.sha256(entry, MAX_HASHED) != digest:
+            flags.append(f"{shown(Path(path))} was changed from the template")
+    for name in sorted(workflows)[:100]:
+        relative = f".github/workflows/{name}"
+        if relative not in hashes:
+            flags.append(f"{shown(Path(relative))} is a workflow that is not in the template")
+    return flags
+
+
+def is_template(reader: Reader, assignment: str, stems: list[str], listing: dict[str, Entry], hashes: dict[str, str]) -> bool:
+    """Whether no exercise module of the commit differs from the template's stub (a module left
+    out is no work either); False when the template's stubs are not known."""
+    known = {stem: hashes[f"exercises/{assignment}/{stem}.py"] for stem in stems if f"exercises/{assignment}/{stem}.py" in hashes}
+    if not known:
         return False
-    data = _run(git, "cat-file", "blob", obj, limit=MAX_MODULE_BYTES + 1)
-    return len(data) <= MAX_MODULE_BYTES and hashlib.sha256(data).hexdigest() == digest
+    for stem in stems:
+        entry = listing.get(stem)
+        if entry is not None and (stem not in known or reader.sha256(entry, MAX_HASHED) != known[stem]):
+            return False
+    return True
 
 
 def write_staged(target: Path, assignment: str, found: AtDeadline) -> Path:

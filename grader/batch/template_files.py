@@ -3,6 +3,7 @@ changed a guarded one (``--template``), and known without it (the template this 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -74,3 +75,13 @@ def checkout_template(settings: Settings, assignment: Assignment) -> dict[str, s
             hashes |= {f"{shipped_as}/{relative}": digest for relative, digest in manifest.hash_folder(folder).items()
                        if "__pycache__" not in relative}
     return hashes
+
+
+def template_stubs(assignment: Assignment) -> dict[str, str]:
+    """``{exercises/<assignment>/<stem>.py: sha256}`` of the stubs ``release`` writes (made from
+    the solutions, as it makes them): what a repository's first commit from GitHub Classroom
+    holds. ``batch --deadline`` tells with them whether a student is graded at the template."""
+    from grader.release.stubs import stub_files
+
+    return {f"exercises/{assignment.name}/{name}": hashlib.sha256(text.encode()).hexdigest()
+            for name, text in stub_files(assignment.solutions).items()}
