@@ -18,6 +18,7 @@ are percent-encoded relative paths.
 from __future__ import annotations
 
 import html
+import re
 import os
 import statistics
 import urllib.parse
@@ -118,6 +119,12 @@ def after_deadline(source: dict[str, str]) -> str:
             f"{source.get('last_commit_after_deadline', '')}), not graded")
 
 
+def inline(text: str) -> str:
+    """A date or a number as it reads, when it holds nothing Markdown could take for markup
+    (inside a sentence); else made inert like any student text."""
+    return text if re.fullmatch(r"[0-9A-Za-z:+\-. ()]*", text) else md(text)
+
+
 def isolation_summary(students: list[Student]) -> str:
     """How student code was confined over the class, in one sentence."""
     modes = sorted({s.report.isolation for s in students if s.report.isolation})
@@ -138,10 +145,10 @@ def write_feedback(student: Student, reports_dir: Path) -> Path:
     lines = [f"# Feedback for {md(clean(student.name, NAME))}", ""]
     if student.source.get("commit") and student.source.get("committed_at") and not student.skipped:
         lines += [f"Graded at commit `{md(student.source['commit'][:12])}` "
-                  f"(committed {md(student.source['committed_at'])}), the last one at or before the deadline.", ""]
+                  f"(committed {inline(student.source['committed_at'])}), the last one at or before the deadline.", ""]
     if count := int(student.source.get("commits_after_deadline") or 0):
         lines += [f"Your repository has {count} commit{'s' if count != 1 else ''} after the deadline (the latest "
-                  f"committed {md(student.source.get('last_commit_after_deadline', ''))}): "
+                  f"committed {inline(student.source.get('last_commit_after_deadline', ''))}): "
                   f"{'they were' if count != 1 else 'it was'} not graded. This grade is your work as it stood "
                   "at the deadline.", ""]
     path = reports_dir / student.folder / FEEDBACK

@@ -27,7 +27,7 @@ from grader import manifest
 from grader.assignment import Assignment, AssignmentNotFound
 from grader.batch.class_folders import classroom_prefix, one_submission, skipped_entries, student_names, submission_folders
 from grader.batch.resume import GRADED, earlier_report, fingerprint, grading_identity
-from grader.batch.template_files import checkout_template, template_flags
+from grader.batch.template_files import checkout_template, template_flags, template_stubs
 from grader.model import Report
 from grader.settings import Settings
 from grader.submission import shown
@@ -157,11 +157,12 @@ def run(
     staging = tempfile.TemporaryDirectory(prefix="grader-deadline-")
     to_grade: list[Path] = []
     commit_of: dict[str, str] = {}
+    template = {**template_stubs(resolved), **known_files} if due else {}  # the stubs tell a commit with no work
     for folder in folders:
         if due is None:
             to_grade.append(folder)
             continue
-        found = deadlines.at_deadline(folder, assignment, exercises, due, known_files, compare_with=hashes or None)
+        found = deadlines.at_deadline(folder, assignment, exercises, due, template, compare_with=hashes or None)
         source = sources[folder.name]
         if found.later:
             source.update(commits_after_deadline=str(found.later), last_commit_after_deadline=found.latest)

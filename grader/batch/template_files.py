@@ -55,9 +55,8 @@ def template_flags(root: Path, hashes: dict[str, str]) -> list[str]:
 
 def checkout_template(settings: Settings, assignment: Assignment) -> dict[str, str]:
     """``{relative path: sha256}`` of the files this checkout's ``release`` ships unchanged: the
-    template's own files without placeholders (``pytest.ini``, ...), the exercise stubs, the
-    public tests and the grader package. Students' copies of them are not flagged, and a commit
-    whose exercise modules are all the stubs holds no work (``batch --deadline``)."""
+    template's own files without placeholders (``pytest.ini``, ...), the public tests and the
+    grader package. Students' copies of them are not flagged."""
     root = settings.project_root
     hashes: dict[str, str] = {}
     template = assignment.template
@@ -65,10 +64,6 @@ def checkout_template(settings: Settings, assignment: Assignment) -> dict[str, s
         for relative, digest in manifest.hash_folder(template).items():
             if "__" not in (template / relative).read_text(errors="replace"):  # a placeholder: rendered by release
                 hashes[relative] = digest
-    stubs = root / "exercises" / assignment.name  # what release writes into the template from the same solutions
-    if stubs.is_dir():
-        hashes |= {f"exercises/{assignment.name}/{p.name}": digest for p in sorted(stubs.glob("*.py"))
-                   if (digest := manifest.file_sha256(p)) is not None}
     for folder in (assignment.public_suite, root / "grader"):
         if folder.is_dir():
             shipped_as = folder.relative_to(root).as_posix()  # where release puts it in the template
