@@ -93,13 +93,13 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
     modules that could not be graded, flags."""
     rows = []
     for s in students:
+        if s.source.get("commits_after_deadline"):
+            rows.append((s.name, "commits after the deadline", after_deadline(s.source)))
         if s.skipped:
             rows.append((s.name, "not graded", why(s)))
             continue
         if s.report.isolation and s.report.isolation != "namespaces":
             rows.append((s.name, "graded with weak isolation", s.report.isolation))
-        if s.source.get("commits_after_deadline"):
-            rows.append((s.name, "commits after the deadline", after_deadline(s.source)))
         for error in s.report.grader_errors[:3]:
             rows.append((s.name, "grader error (not a grade)", error.splitlines()[0] if error else ""))
         for exercise in s.report.exercises:
@@ -146,16 +146,18 @@ def write_feedback(student: Student, reports_dir: Path) -> Path:
     if student.source.get("commit") and student.source.get("committed_at") and not student.skipped:
         lines += [f"Graded at commit `{md(student.source['commit'][:12])}` "
                   f"(committed {inline(student.source['committed_at'])}), the last one at or before the deadline.", ""]
+    later = ""
     if count := int(student.source.get("commits_after_deadline") or 0):
-        lines += [f"Your repository has {count} commit{'s' if count != 1 else ''} after the deadline (the latest "
-                  f"committed {inline(student.source.get('last_commit_after_deadline', ''))}): "
-                  f"{'they were' if count != 1 else 'it was'} not graded. This grade is your work as it stood "
-                  "at the deadline.", ""]
+        later = (f"Your repository has {count} commit{'s' if count != 1 else ''} after the deadline (the latest "
+                 f"committed {inline(student.source.get('last_commit_after_deadline', ''))}): "
+                 f"{'they were' if count != 1 else 'it was'} not graded.")
     path = reports_dir / student.folder / FEEDBACK
     if student.skipped:  # nothing was graded: the reason is all there is to say
-        lines += [f"Not graded: {md(why(student))}", ""]
+        lines += [f"Not graded: {md(why(student))}.", ""] + ([later, ""] if later else [])
         replace_atomically(path, "\n".join(lines))
         return path
+    if later:
+        lines += [later + " This grade is your work as it stood at the deadline.", ""]
     replace_atomically(path, "\n".join(lines) + "\n" + job_summary(student.report))
     return path
 

@@ -57,15 +57,6 @@ WEAK_ISOLATION = (
 )
 
 
-def late_note(source: dict[str, str]) -> str:
-    """What a repository holds after the deadline ("" when nothing)."""
-    count = int(source.get("commits_after_deadline") or 0)
-    if not count:
-        return ""
-    return (f"{count} commit{'s' if count != 1 else ''} after the deadline, the latest on "
-            f"{source.get('last_commit_after_deadline', '')}, not graded")
-
-
 def run(
     root: Path,
     assignment: str,
@@ -170,12 +161,11 @@ def run(
             source["commit"] = "(not a git repository: graded as it is)"
             to_grade.append(folder)
         elif found.problem:
-            skipped[folder.name] = not_graded(rubric, "; ".join(filter(None, [found.problem, late_note(source)])))
+            skipped[folder.name] = not_graded(rubric, found.problem)
         elif found.template_commit:
             source.update(commit=found.commit, committed_at=found.committed)
-            skipped[folder.name] = not_graded(rubric, "; ".join(filter(None, [
-                f"no work committed before the deadline: the last commit by then ({found.commit[:12]}, "
-                f"{found.committed}) holds the template's exercise files unchanged", late_note(source)])))
+            skipped[folder.name] = not_graded(rubric, f"no work committed before the deadline: the last commit by then "
+                                              f"({found.commit[:12]}, {found.committed}) holds the template's exercise files unchanged")
         else:
             staged = deadlines.write_staged(Path(staging.name) / folder.name, assignment, found)
             staged_flags[staged] = found.flags
