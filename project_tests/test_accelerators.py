@@ -124,3 +124,16 @@ def test_the_local_runner_sees_no_device(tmp_path):
     causal = exercise(report, "causal")
     assert causal["score"] == causal["max_score"] > 0
     assert_sees_nothing(seen(causal["output"]))
+
+
+@pytest.mark.end_to_end
+def test_the_batch_regrade_sees_no_device_either(tmp_path):
+    """The grade of record: ``batch``'s grading processes are forks of one that ran the reference's backward passes."""
+    make_submission(tmp_path / "class" / "alice", "ch03", {"causal": causal_on_the_device()})
+    proc = subprocess.run([PYTHON, "-m", "grader", "batch", str(tmp_path / "class"), "--assignment", "ch03",
+                           "--csv", str(tmp_path / "out" / "grades.csv")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **SHOWN})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(next((tmp_path / "out").rglob("REPORT.json")).read_text())
+    assert report["grader_errors"] == [] and report["score"] == report["max_score"] > 0
+    assert_sees_nothing(seen(exercise(report, "causal")["output"]))
