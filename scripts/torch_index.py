@@ -8,7 +8,8 @@ Linux is the CUDA build, gigabytes) and ``==2.13.0`` matches both. When its host
 reached (offline, or a machine that reaches only a mirror), pip would try it five times per
 package with growing waits, about 8 s each (a whole install took 17 minutes so); then this
 prints nothing and says why on stderr, and pip installs from the indexes it is configured with.
-Behind a proxy, which pip knows and this does not, the index is given as it is.
+Behind a proxy, which pip knows and this does not, the index is given as it is; when
+``PIP_EXTRA_INDEX_URL`` names it already (CI), it is not given twice.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def reachable(url: str) -> bool:
 
 def main(argv: list[str]) -> int:
     url = argv[1].strip() if len(argv) > 1 else ""
-    if not url:  # TORCH_INDEX= : pip's own indexes only
+    if not url or url in os.environ.get("PIP_EXTRA_INDEX_URL", "").split():  # none wanted, or pip has it already
         return 0
     if reachable(url):
         print("--extra-index-url", url)
