@@ -6,10 +6,14 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# PyTorch's CPU index, so that pip takes torch 2.13.0+cpu, never PyPI's CUDA build (gigabytes on
+# Linux); left out when its host cannot be reached (scripts/torch_index.py says why).
+# Another index: make demo TORCH_INDEX=URL; none: make demo TORCH_INDEX=
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 $(VENV)/installed: requirements.txt grader/requirements.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check $$($(PY) scripts/torch_index.py '$(TORCH_INDEX)') -r requirements.txt
 	touch $@
 
 .PHONY: demo test check bench

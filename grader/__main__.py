@@ -3,7 +3,13 @@
 import os
 import sys
 
-from grader.cli import main
+from grader import accelerators
+
+# Before anything imports torch: every verb grades on the CPU, as the Classroom runner does,
+# whatever accelerators this machine has (grader/accelerators.py says why).
+accelerators.hide()
+
+from grader.cli import main  # noqa: E402
 
 code = main()
 # Everything is written and closed by now (the report, the sandbox's files and processes), so

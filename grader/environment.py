@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from grader import accelerators
 from grader.settings import Settings
 
 REQUIREMENTS = Path(__file__).with_name("requirements.txt")
@@ -64,6 +65,9 @@ def verify_packages() -> None:
             raise BrokenEnvironment(f"the package {distribution} is not installed; install what grading needs: {install_command()}")
     import torch
 
+    # Every verb passes here before its own checks run: on a Mac, they compute on the CPU too
+    # (the variables that hide the other accelerators were set at the entry point, grader/__main__.py).
+    accelerators.hide_mps(torch)
     installed = torch.__version__.split("+", 1)[0]
     if installed != pinned["torch"]:
         raise BrokenEnvironment(

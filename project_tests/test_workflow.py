@@ -244,7 +244,7 @@ def test_instructor_ci_runs_make_test_with_cpu_torch():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
     assert {"push", "pull_request"} <= set(triggers(workflow))
     job = next(iter(workflow["jobs"].values()))
-    assert job["env"]["PIP_EXTRA_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+    assert job["env"]["PIP_EXTRA_INDEX_URL"] == environment.CPU_INDEX  # for the rehearsal's uv
     runs = [s.get("run", "") for s in job["steps"]]
     test = next(r for r in runs if "make test" in r)
     assert test.startswith("sudo ") and "GRADER_REQUIRE_ISOLATION=1" in test  # the hostile suite runs in full

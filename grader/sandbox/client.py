@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import accelerators
 from grader.hygiene import clean
 from grader.sandbox import wire
 
@@ -108,7 +109,9 @@ class Sandbox:
         private.mkdir(mode=0o700)
         self.socket_path = str(private / "socket")
         self.log = open(private / "log", "w+b")
-        env = {"PATH": os.defpath, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "HOME": str(private)}
+        # Built afresh, so whatever the caller's shell set is dropped: the accelerators are hidden
+        # here again (grader/accelerators.py), before the zygote's torch first looks for one.
+        env = {"PATH": os.defpath, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "HOME": str(private), **accelerators.HIDDEN}
         self.process = subprocess.Popen(
             [sys.executable, "-I", str(ZYGOTE), self.socket_path, str(os.getpid()), *(["many"] if many else [])],
             env=env,

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 
+from grader import accelerators
 from grader.sandbox import linux, rootfs, syscall_filter
 from grader.sandbox.capture import Capture, Worker, keep_only_channel, redirect_output
 from grader.settings import PROJECT_ROOT
@@ -306,6 +307,9 @@ def confine(limits: dict, *, user_namespace: bool = False, seccomp: bool = True)
     linux.set_dumpable(False)
     sys.dont_write_bytecode = True
     os.environ.clear()
-    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"})
+    # Accelerators stay hidden (grader/accelerators.py): for what the student's code starts, and
+    # for torch, which reads these when it first looks for a device.
+    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+                       **accelerators.HIDDEN})
     if seccomp:
         syscall_filter.install()

@@ -26,6 +26,8 @@ from pathlib import Path
 if __name__ == "__main__":  # started by path with -I: make the grader package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from grader import accelerators  # noqa: E402 - the standard library only
+
 MODE = "local: the student's own machine, nothing confined"
 START_TIMEOUT = 300.0  # seconds a fresh interpreter may take to import torch (a cold laptop is slow)
 
@@ -156,9 +158,11 @@ class _Child:
         self.started = False
         self._done = False
         self.log = open(tempfile.mkstemp(prefix="interpreter-", suffix=".log", dir=root)[1], "wb")
+        # The command's own environment hides the accelerators already (grader/__main__.py); given
+        # again here for any other caller (grader/accelerators.py).
         self.process = subprocess.Popen(
             [sys.executable, "-I", str(Path(__file__))], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.log, cwd=root)
+            stderr=self.log, cwd=root, env=accelerators.hide(dict(os.environ)))
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -251,10 +255,12 @@ def child_main() -> None:
     """In the spawned interpreter: import torch, then run each task read from stdin, one module at a time."""
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # nothing but the grader's own lines goes to the channel
+    accelerators.hide()
     import torch
 
     from grader.sandbox import worker  # imports torch's users: only here, never in the caller's import of this module
 
+    accelerators.hide_mps(torch)  # a Mac: student code that asks finds no GPU, as in grading
     torch.set_num_threads(1)
     baseline_modules, baseline_path, home = set(sys.modules), list(sys.path), os.getcwd()
     channel.write(json.dumps({"event": "started"}) + "\n")

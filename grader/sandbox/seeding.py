@@ -1,5 +1,8 @@
 """``torch.manual_seed`` at the cost of seeding the CPU.
 
+Grading hides every accelerator from torch (:mod:`grader.accelerators`), so wherever it runs,
+:func:`no_accelerator` is true and the CPU's generator is all there is to seed.
+
 On a machine without an accelerator, ``torch.manual_seed`` seeds the CPU generator and
 queues a seeding of every absent accelerator (CUDA, XPU, MTIA) for the day it starts, each
 with a formatted stack trace: about 1 ms a call, where the CPU's own seeding takes a few

@@ -1,7 +1,9 @@
 """A clean interpreter that imports torch once and forks one sandboxed worker per module.
 
-Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET GRADER_PID [many]`` and an empty environment,
-so it holds no secret, no expected value and no report path: a worker forked from it
+Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET GRADER_PID [many]`` and an
+environment of its own (every accelerator hidden, :mod:`grader.accelerators`: its warm-up's
+backward pass then starts no device threads, beside which its forked workers could not run
+backward), so it holds no secret, no expected value and no report path: a worker forked from it
 inherits nothing worth stealing. Each connection on SOCKET carries one plan (one
 submission); a forked handler waits for its turn (the workers of one plan at a time: :func:`turn`),
 then runs that plan's modules in phases (:func:`phases`), ``workers`` at a time, and streams
