@@ -326,7 +326,7 @@ class GradingPlugin:
         if not isinstance(source, catalog.Reference):
             return {}
         outcomes = {test["nodeid"]: test["outcome"] for test in json_report.get("tests", [])}
-        failing = {stem for nodeid, stem in ((n, exercise_of_id(n)) for n in outcomes) if outcomes[nodeid] != "passed"}
+        failing = {exercise_of_id(nodeid) for nodeid, outcome in outcomes.items() if outcome != "passed"}
         excused: dict[str, str] = {}
         for exercise in self.rubric.exercises:
             broken = [dependency for dependency in exercise.uses if dependency in failing]
