@@ -1,5 +1,6 @@
 """A small assignment of its own whose references are unpublished (``references = "private"``):
-``scores`` (scaled dot-product scores) and ``attend``, which builds on it. Both reference
+``scores`` (scaled dot-product scores), ``attend``, which builds on it, and ``combine``, which
+builds on ``attend`` (and so, through it, on ``scores``). Both reference
 solutions carry a secret marker, in a comment, a docstring and a constant their code uses, so a
 test can look for it in everything grading shows (the hostile case:
 ``project_tests/adversarial/test_hostile_references.py``; the costs: ``test_private_references.py``).
@@ -60,6 +61,38 @@ def average(values: torch.Tensor) -> torch.Tensor:
     ### BEGIN SOLUTION
     return values.mean(dim=-2)
     ### END SOLUTION
+'''
+
+COMBINE = '''"""One number per query, on top of attention."""
+
+from attend import attend
+
+# @MARK@
+
+
+def combine(queries, keys, values):
+    """The sum of each query's attention output."""
+    ### BEGIN SOLUTION
+    return attend(queries, keys, values).sum(dim=-1)
+    ### END SOLUTION
+'''
+
+TEST_COMBINE = '''import pytest
+import torch
+
+import combine as ref
+from grader.suite.comparisons import close
+from grader.suite.plugin import calls
+
+torch.manual_seed(3)
+Q, K, V = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 3)
+EXPECTED = ref.combine(Q, K, V)
+
+
+@pytest.mark.points(1)
+@calls("combine", Q, K, V)
+def test_combine_values(probed):
+    close(probed, EXPECTED, what="combine(queries (2, 3, 4), keys (2, 5, 4), values (2, 5, 3))")
 '''
 
 TEST_SCORES = '''import pytest
@@ -134,6 +167,10 @@ title = "Scaled scores"
 [exercises.attend]
 title = "Attention on the scores"
 uses = ["scores"]
+
+[exercises.combine]
+title = "One number per query"
+uses = ["attend"]
 '''
 
 # Student modules: the reference with the mark taken out, and three mistakes.
@@ -160,6 +197,12 @@ def average(values):
 UNSCALED_SCORES = HONEST_SCORES.replace(" / math.sqrt(queries.shape[2])", "")  # the catalog's mistake
 DOUBLED_SCORES = HONEST_SCORES.replace("/ math.sqrt", "* 2 / math.sqrt")  # a mistake the catalog does not know
 WRONG_AXIS_ATTEND = HONEST_ATTEND.replace("softmax(dim=2)", "softmax(dim=1)")
+HONEST_COMBINE = '''from attend import attend
+
+
+def combine(queries, keys, values):
+    return attend(queries, keys, values).sum(dim=2)
+'''
 
 
 def new_mark() -> str:
@@ -173,12 +216,13 @@ def build(repo_target: Path, mark: str, references: str = "private") -> Path:
     files = {
         f"solutions/{NAME}/scores.py": SCORES, f"solutions/{NAME}/attend.py": ATTEND,
         f"tests/{NAME}/test_scores.py": TEST_SCORES, f"tests/{NAME}/test_attend.py": TEST_ATTEND,
+        f"solutions/{NAME}/combine.py": COMBINE, f"tests/{NAME}/test_combine.py": TEST_COMBINE,
         f"tests/{NAME}/catalog/scores.toml": CATALOG_SCORES, f"tests/{NAME}/rubric.toml": RUBRIC,
     }
     for relative, text in files.items():
         (repo / relative).parent.mkdir(parents=True, exist_ok=True)
         (repo / relative).write_text(text.replace("@MARK@", mark).replace("@REFERENCES@", references))
-    for stem in ("scores", "attend"):
+    for stem in ("scores", "attend", "combine"):
         (repo / "exercises" / NAME).mkdir(parents=True, exist_ok=True)
         (repo / "exercises" / NAME / f"{stem}.py").write_text(make_stub((repo / "solutions" / NAME / f"{stem}.py").read_text()))
     return repo

@@ -24,6 +24,7 @@ def test_the_rubric_says_whether_references_are_private(tmp_path):
     suite.mkdir(parents=True)
     (suite / "test_scores.py").write_text(vault.TEST_SCORES)
     (suite / "test_attend.py").write_text(vault.TEST_ATTEND)
+    (suite / "test_combine.py").write_text(vault.TEST_COMBINE)
     for references, private in (("private", True), ("published", False)):
         (suite / "rubric.toml").write_text(vault.RUBRIC.replace("@REFERENCES@", references))
         assert load(suite, "vault").private is private
@@ -44,23 +45,27 @@ def test_a_mistake_in_the_dependency_costs_once_where_the_catalog_knows_it(tmp_p
         "own_mistake": {"scores": vault.HONEST_SCORES, "attend": vault.WRONG_AXIS_ATTEND},
         "both": {"scores": vault.UNSCALED_SCORES, "attend": vault.WRONG_AXIS_ATTEND},
     }
+    for modules in students.values():
+        modules["combine"] = vault.HONEST_COMBINE
     roots = {who: vault.submission(tmp_path / who, **modules) for who, modules in students.items()}
     reports = vault.grade_many(repo, list(roots.values()))
     got = {who: scores_of(reports[root]) for who, root in roots.items()}
 
-    assert got["honest"] == {"scores": 3, "attend": 4}
-    # The catalog's mistake in scores costs scores' points; attend, right on top of it, keeps all of its own.
-    assert got["known"] == {"scores": 0, "attend": 4}
+    assert got["honest"] == {"scores": 3, "attend": 4, "combine": 1}
+    # The catalog's mistake in scores costs scores' points; attend, right on top of it, keeps all of its own,
+    # and so does combine, two floors up (attend's checks failed only through scores: attend is right).
+    assert got["known"] == {"scores": 0, "attend": 4, "combine": 1}
     known = exercise(reports[roots["known"]], "scores")
     assert known["diagnosis"]["concepts"] == ["Divide the scores by sqrt(d), the size of a query: without it the softmax saturates."]
     # A mistake the catalog does not know cannot be told apart from attend's own: the checks that run on
     # scores cost their points again, and say to fix scores.py first; the check that needs no scores passes.
-    assert got["unknown"] == {"scores": 0, "attend": 1}
+    assert got["unknown"] == {"scores": 0, "attend": 1, "combine": 0}
     attend = exercise(reports[roots["unknown"]], "attend")
     assert attend["message"].startswith("fix scores.py first") and attend["diagnosis"] is None
     assert all(t["message"].startswith("fix scores.py first") for t in attend["tests"] if t["status"] != "passed")
-    # attend's own mistake costs attend's points, on a right scores and on a known wrong one alike.
-    assert got["own_mistake"] == {"scores": 3, "attend": 1}
-    assert got["both"] == {"scores": 0, "attend": 1}
+    # attend's own mistake costs attend's points, on a right scores and on a known wrong one alike; combine,
+    # right on top of it, then costs again: the catalog knows no mistake of attend (it has no catalog).
+    assert got["own_mistake"] == {"scores": 3, "attend": 1, "combine": 0}
+    assert got["both"] == {"scores": 0, "attend": 1, "combine": 0}
     for report in reports.values():
         assert not report["grader_errors"], report["grader_errors"]

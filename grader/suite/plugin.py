@@ -313,7 +313,7 @@ class GradingPlugin:
         """``references = "private"``: one mistake costs points once, without a reference beside student code.
 
         A module is graded on the student's own modules it uses. Where one of those fails its own
-        checks, and the catalog's known mistakes explain every result of it that differs from the
+        checks (not counting those it fails only through a module below it), and the catalog's known mistakes explain every result of it that differs from the
         reference's (confirmed as for a diagnosis), each failed check of the module whose probe
         gave what the reference module gives on the reference dependencies *with those mistakes
         made* (run here, in the trusted process: only the instructor's code) failed only because
@@ -326,10 +326,15 @@ class GradingPlugin:
         if not isinstance(source, catalog.Reference):
             return {}
         outcomes = {test["nodeid"]: test["outcome"] for test in json_report.get("tests", [])}
-        failing = {exercise_of_id(nodeid) for nodeid, outcome in outcomes.items() if outcome != "passed"}
         excused: dict[str, str] = {}
-        for exercise in self.rubric.exercises:
-            broken = [dependency for dependency in exercise.uses if dependency in failing]
+
+        def fails(stem: str) -> bool:  # by a mistake of its own: a check it fails only through its dependency does not count
+            return any(exercise_of_id(nodeid) == stem and outcome != "passed" and nodeid not in excused
+                       for nodeid, outcome in outcomes.items())
+
+        # A module's dependencies first (``uses`` holds every module below it, so theirs are fewer).
+        for exercise in sorted(self.rubric.exercises, key=lambda exercise: len(exercise.uses)):
+            broken = [dependency for dependency in exercise.uses if fails(dependency)]
             if not broken or exercise.name not in self.modules or exercise.name in self.missing:
                 continue
             mistaken = []
