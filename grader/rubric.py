@@ -56,8 +56,9 @@ class Exercise:
     points: dict[str, float]  # test function -> what each of its cases is worth
     uses: tuple[str, ...] = ()
     cases: dict[str, int] = field(default_factory=dict)  # test function -> its cases, where more than one
-    # Public suites: module it is checked with (the student's own) -> its checks that run on it
-    # (test names, or "all"); ``check`` says "fix that module first" when the module fails.
+    # Public suites, and hidden ones with ``references = "private"``: module it is checked with (the
+    # student's own) -> its checks that run on it (test names, or "all"; hidden: all of ``uses`` when
+    # not given); the report says "fix that module first" on those that fail while that module fails.
     builds_on: dict[str, list[str] | str] = field(default_factory=dict)
 
     def cases_of(self, function: str) -> int:
