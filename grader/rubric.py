@@ -3,10 +3,15 @@
 A suite folder holds ``rubric.toml`` (titles, teaching order, dependencies)::
 
     title = "Coding attention mechanisms"
+    references = "published"   # or "private": no reference module ever runs next to student code
 
     [exercises.mha]
     title = "Multi-head attention (3.6)"
     uses = ["causal"]          # graded against the reference causal.py
+
+``references = "private"`` keeps the reference solutions away from student code: a module is then
+graded with the student's own modules it uses, never with the reference's (see
+docs/adding-an-assignment.md, *References that stay unseen*).
 
 and the tests, each with its points next to it::
 
@@ -51,8 +56,9 @@ class Exercise:
     points: dict[str, float]  # test function -> what each of its cases is worth
     uses: tuple[str, ...] = ()
     cases: dict[str, int] = field(default_factory=dict)  # test function -> its cases, where more than one
-    # Public suites: module it is checked with (the student's own) -> its checks that run on it
-    # (test names, or "all"); ``check`` says "fix that module first" when the module fails.
+    # Public suites, and hidden ones with ``references = "private"``: module it is checked with (the
+    # student's own) -> its checks that run on it (test names, or "all"; hidden: all of ``uses`` when
+    # not given); the report says "fix that module first" on those that fail while that module fails.
     builds_on: dict[str, list[str] | str] = field(default_factory=dict)
 
     def cases_of(self, function: str) -> int:
@@ -65,6 +71,9 @@ class Exercise:
         return sum(points * self.cases_of(function) for function, points in self.points.items())
 
 
+REFERENCES = ("published", "private")
+
+
 @dataclass(frozen=True)
 class Rubric:
     """All exercises of an assignment, in the order they are taught."""
@@ -72,6 +81,14 @@ class Rubric:
     assignment: str
     title: str
     exercises: tuple[Exercise, ...] = field(default_factory=tuple)
+    # "published": a module is graded with the reference modules it uses loaded beside it (the
+    # books' code, which students may read anyway); "private": never, it runs on the student's own.
+    references: str = "published"
+
+    @property
+    def private(self) -> bool:
+        """Whether no reference module may run next to student code (``references = "private"``)."""
+        return self.references == "private"
 
     def exercise(self, name: str) -> Exercise:
         """The exercise called ``name``."""
@@ -107,7 +124,11 @@ def load(suite_dir: Path, assignment: str) -> Rubric:
         raise RubricError(f"{path}: no exercises")
     declared = {e.name: e.uses for e in exercises}
     exercises = [dataclasses.replace(e, uses=dependencies(e.name, declared, path)) for e in exercises]
-    return Rubric(assignment, data.get("title", assignment), tuple(exercises))
+    references = data.get("references", "published")
+    if references not in REFERENCES:
+        raise RubricError(f"{path}: references = {references!r}: say \"published\" (reference modules run next to "
+                          f"student code that builds on them) or \"private\" (never)")
+    return Rubric(assignment, data.get("title", assignment), tuple(exercises), references)
 
 
 def dependencies(name: str, declared: dict[str, tuple[str, ...]], path: Path) -> tuple[str, ...]:

@@ -24,6 +24,7 @@ import hashlib
 import importlib.util
 import json
 import re
+import sys
 import tomllib
 import types
 from dataclasses import dataclass
@@ -195,6 +196,15 @@ class Reference:
         return _live_result(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, mistake, probe,
                             probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
 
+    def result_built_on(self, stem: str, uses: tuple[str, ...], mistaken: tuple[tuple[str, tuple[str, ...]], ...],
+                        probe: str, kwargs: dict):
+        """What the reference ``stem`` gives on one probe when the reference modules it builds on
+        (``uses``, in the order they load) carry known mistakes: ``mistaken`` is ``((module,
+        (mistake name, ...)), ...)``. So: what a right ``stem`` gives on a student's dependency
+        that makes those mistakes (``references = "private"``; the plugin's ``excuse``)."""
+        return _built_on_result(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, tuple(uses),
+                                tuple(mistaken), probe, probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
+
 
 class _Frozen:
     """Probe arguments carried through the cache (compared by the probe key, not by value)."""
@@ -254,6 +264,35 @@ def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, fro
     return run_probe(function, module, frozen.kwargs, steps=mistake is None)
 
 
+@functools.lru_cache(maxsize=1024)
+def _built_on_result(suite, catalog_suite, solutions, stem, uses, mistaken, probe, key, frozen):
+    from grader.sandbox import worker
+
+    changed = dict(mistaken)
+    names = (*uses, stem)
+    saved = {name: sys.modules.get(name) for name in names}
+    try:  # each module fresh, under its stem while the next ones load and the probe runs (it may import them)
+        for name in names:
+            path = Path(solutions) / f"{name}.py"
+            try:
+                source = path.read_text()
+                for mistake in changed.get(name, ()):
+                    source = _loaded(catalog_suite)[int(mistake.rsplit(":", 1)[1])].apply(source)
+                sys.modules[name] = load_source(name, source, path)
+            except Exception as exc:  # noqa: BLE001 - a mistake that breaks the import
+                return failure(type(exc).__name__, str(exc))
+        function = worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
+        if function is None:
+            return failure("ProbeError", f"no probe {probe}")
+        return run_probe(function, sys.modules[stem], frozen.kwargs, steps=False)
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
 def warm(source, calls) -> None:
     """Compute (and keep in this process's cache) every result that diagnosing these probes
     may need: the reference's and each concept mistake's, for ``(stem, probe, kwargs)`` calls.
@@ -280,7 +319,18 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
     When two mistakes with different concepts reproduce the very same results (few probes cannot
     tell them apart), there are two stories: none is named (the diagnosis shows the step and line).
     """
-    confirmed: list[tuple[frozenset, str]] = []
+    kept = []
+    for _, concept in confirmed(source, stem, probes):
+        if concept not in kept:
+            kept.append(concept)
+    return kept
+
+
+def confirmed(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[tuple[str, str]]:
+    """``(mistake name, concept)`` of the mistakes :func:`confirm` names: together they reproduce
+    every result of ``stem`` that differs from the reference's. One mistake per footprint (two of
+    one concept that give the same results are one story, told once)."""
+    found: list[tuple[frozenset, str, str]] = []
     deviating = {index for index, (probe, kwargs, student) in enumerate(probes)
                  if not agree(unwrap(student), unwrap(source.result(stem, None, probe, kwargs)))}
     if not deviating:
@@ -299,15 +349,16 @@ def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[s
                 break
             footprint.add(index)
         if ok and footprint:
-            confirmed.append((frozenset(footprint), mistake.concept))
-    if not deviating <= set().union(*(footprint for footprint, _ in confirmed)):
+            found.append((frozenset(footprint), name, mistake.concept))
+    if not deviating <= set().union(*(footprint for footprint, _, _ in found)):
         return []
-    kept = []
-    for footprint, concept in confirmed:
-        if any(footprint < other for other, _ in confirmed):
+    kept, footprints = [], set()
+    for footprint, name, concept in found:
+        if any(footprint < other for other, _, _ in found):
             continue
-        if any(footprint == other and concept != theirs for other, theirs in confirmed):
+        if any(footprint == other and concept != theirs for other, _, theirs in found):
             return []  # two stories for the same results
-        if concept not in kept:
-            kept.append(concept)
+        if footprint not in footprints:
+            footprints.add(footprint)
+            kept.append((name, concept))
     return kept

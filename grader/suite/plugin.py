@@ -73,6 +73,9 @@ class GradingPlugin:
         # put back in their place in the collection order (found with the probes).
         self.known_passes: list[str] = []
         self.order: dict[str, int] = {}
+        # references = "private": test id -> the student's modules it ran on that fail their own checks,
+        # for tests that failed only because of them (``excuse``); the report counts them as passed.
+        self.excused: dict[str, str] = {}
 
     # -- collection: gather every probe and run them all -------------------------------------
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -116,7 +119,8 @@ class GradingPlugin:
                 continue
             spec = modules.setdefault(stem, {
                 "probes_file": str(probes_file),
-                "uses": {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
+                # Private references never enter the sandbox: the module imports the student's own.
+                "uses": {} if self.rubric.private else {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
                 "probes": [],
             })
             spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": wire.encode_args(marker.kwargs)})
@@ -232,6 +236,12 @@ class GradingPlugin:
             json_report["tests"] = sorted(tests, key=lambda test: self.order.get(test["nodeid"], len(self.order)))
         self.json_report = json_report
         try:
+            self.excused = self.excuse(json_report)
+        except Exception:  # noqa: BLE001 - then nothing is excused: the checks' own verdicts stand
+            self.excused = {}
+            self.diagnosis_errors.append(f"judging checks on the student's own dependencies failed:\n"
+                                         f"{traceback.format_exc(limit=3)}")
+        try:
             self.diagnoses = self.diagnose(json_report)
         except Exception:  # noqa: BLE001 - advice only: the grade stands without a diagnosis
             self.diagnoses = {}
@@ -259,7 +269,7 @@ class GradingPlugin:
         """One diagnosis per module with a failing check (see grader.diagnosis.diagnose)."""
         failed: dict[str, dict] = {}
         for test in json_report.get("tests", []):
-            if test["outcome"] != "passed":
+            if test["outcome"] != "passed" and test["nodeid"] not in self.excused:
                 grading = (test.get("metadata") or {}).get("grading") or {}
                 failed[test["nodeid"]] = {**(grading.get("feedback") or {})}
                 failed[test["nodeid"]].setdefault("checked", grading.get("message", ""))
@@ -269,12 +279,8 @@ class GradingPlugin:
         runs: dict[str, list[ProbeRun]] = {}
         for nodeid, (stem, probe, kwargs) in self.calls.items():
             outcome = self.result.outcomes.get(nodeid)
-            student, where, entered = None, "", ""
-            if outcome is not None and outcome.outcome == "ok":
-                student = outcome.value
-            elif (outcome is not None and outcome.outcome in ("error", "crash", "timeout")
-                  and not outcome.error.get("not_attempted") and not outcome.error.get("grader_fault")):
-                student = catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
+            student, where, entered = self.student_result(nodeid), "", ""
+            if outcome is not None and outcome.outcome != "ok" and student is not None:
                 where, entered = outcome.error.get("where", ""), outcome.error.get("entered", "")
             feedback = failed.get(nodeid, {})
             runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
@@ -291,6 +297,64 @@ class GradingPlugin:
             if found is not None:
                 diagnoses[stem] = found
         return diagnoses
+
+    def student_result(self, nodeid: str):
+        """What the student's code gave on a test's probe, as the catalog compares it: the value, or
+        the error it raised (None where it gave nothing to compare: not attempted, the probe's own fault)."""
+        outcome = self.result.outcomes.get(nodeid)
+        if outcome is not None and outcome.outcome == "ok":
+            return outcome.value
+        if (outcome is not None and outcome.outcome in ("error", "crash", "timeout")
+                and not outcome.error.get("not_attempted") and not outcome.error.get("grader_fault")):
+            return catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
+        return None
+
+    def excuse(self, json_report) -> dict[str, str]:
+        """``references = "private"``: one mistake costs points once, without a reference beside student code.
+
+        A module is graded on the student's own modules it uses. Where one of those fails its own
+        checks (not counting those it fails only through a module below it), and the catalog's known mistakes explain every result of it that differs from the
+        reference's (confirmed as for a diagnosis), each failed check of the module whose probe
+        gave what the reference module gives on the reference dependencies *with those mistakes
+        made* (run here, in the trusted process: only the instructor's code) failed only because
+        of the dependency: ``{test id: the dependencies}``, counted as passed in the report.
+        A dependency whose mistake the catalog does not know excuses nothing: those checks cost
+        their points, and the report says to fix that module first (``grade.report_of_run``)."""
+        if not self.rubric.private:
+            return {}
+        source = catalog_source(self.assignment)
+        if not isinstance(source, catalog.Reference):
+            return {}
+        outcomes = {test["nodeid"]: test["outcome"] for test in json_report.get("tests", [])}
+        excused: dict[str, str] = {}
+
+        def fails(stem: str) -> bool:  # by a mistake of its own: a check it fails only through its dependency does not count
+            return any(exercise_of_id(nodeid) == stem and outcome != "passed" and nodeid not in excused
+                       for nodeid, outcome in outcomes.items())
+
+        # A module's dependencies first (``uses`` holds every module below it, so theirs are fewer).
+        for exercise in sorted(self.rubric.exercises, key=lambda exercise: len(exercise.uses)):
+            broken = [dependency for dependency in exercise.uses if fails(dependency)]
+            if not broken or exercise.name not in self.modules or exercise.name in self.missing:
+                continue
+            mistaken = []
+            for dependency in broken:
+                probes = [(probe, kwargs, self.student_result(nodeid))
+                          for nodeid, (stem, probe, kwargs) in self.calls.items() if stem == dependency]
+                known = [name for name, _ in catalog.confirmed(source, dependency, [p for p in probes if p[2] is not None])]
+                if dependency in self.missing or not known:
+                    break
+                mistaken.append((dependency, tuple(known)))
+            else:
+                for nodeid, (stem, probe, kwargs) in self.calls.items():
+                    if stem != exercise.name or outcomes.get(nodeid, "passed") == "passed":
+                        continue
+                    student = self.student_result(nodeid)
+                    right = source.result_built_on(stem, exercise.uses, tuple(mistaken), probe, kwargs)
+                    if (student is not None and not (isinstance(right, dict) and right.get("grader_fault"))
+                            and catalog.agree(catalog.unwrap(student), catalog.unwrap(right))):
+                        excused[nodeid] = ", ".join(broken)
+        return excused
 
     def add_steps(self, runs: dict[str, list[ProbeRun]]) -> None:
         """Give the failed traced probes the steps their diagnosis compares: the sandbox runs them
@@ -323,6 +387,11 @@ class GradingPlugin:
             if (outcome is not None and outcome.outcome == "ok"
                     and catalog.agree(catalog.unwrap(outcome.value), catalog.unwrap(run.student))):
                 run.student = outcome.value
+
+
+def exercise_of_id(nodeid: str) -> str:
+    """The exercise stem of a test id: ``tests/ch03/test_causal.py::test_x[1]`` -> ``causal``."""
+    return Path(nodeid.split("::", 1)[0]).stem.removeprefix("test_")
 
 
 MIN_RERUN = 0.5  # seconds of a module's budget left below which the diagnosis does not run it again
