@@ -60,6 +60,31 @@ def test_check_on_solutions_passes_every_public_test_and_so_does_plain_pytest(tm
     assert f"{len(report['exercises'])} passed" in plain.stdout
 
 
+def plain_pytest_environment(folder: Path) -> Path:
+    """A fresh venv that sees this one's packages (a .pth file), with a ``pytest`` script as pip writes
+    one: it puts its own bin folder first on sys.path, not the current folder, as a student's does."""
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(folder)], check=True)
+    site = next((folder / "lib").glob("python3*/site-packages"))
+    packages = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (site / "project-packages.pth").write_text("\n".join(packages) + "\n")
+    script = folder / "bin" / "pytest"
+    script.write_text(f"#!{folder / 'bin' / 'python'}\nimport sys\nfrom pytest import console_main\nsys.exit(console_main())\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_plain_pytest_not_only_python_m_pytest_runs_in_the_template(tmp_path_factory, tmp_path):
+    """``pytest`` as a student types it (the console script of a fresh environment, no PYTHONPATH)."""
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    sources = solution_sources("ch03")
+    (template / "exercises" / "ch03" / "simple_attention.py").write_text(sources["simple_attention"])
+    pytest_script = plain_pytest_environment(tmp_path / "venv")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    plain = subprocess.run([str(pytest_script), "-q"], cwd=template, capture_output=True, text=True, timeout=300, env=env)
+    assert "No module named" not in plain.stdout + plain.stderr, plain.stdout[-3000:]
+    assert plain.returncode == 1 and f"{len(sources) - 1} failed, 1 passed" in plain.stdout, plain.stdout[-3000:]
+
+
 def test_plain_pytest_fails_per_exercise_with_the_reason(tmp_path_factory, tmp_path):
     template = fresh_copy("d2l_attention", tmp_path_factory, tmp_path)
     sources = solution_sources("d2l_attention")
