@@ -292,3 +292,27 @@ def test_dependency_first_names_the_first_module_down_the_chain_and_only_its_che
     fresh = Report("d2l", 0, 0, [exercise("scoring", ("test_b", "passed")), exercise("other", ("test_c", "failed"))])
     dependency_first(fresh, {"other": {"scoring": ["test_c"]}})
     assert fresh.exercises[1].message == "" and fresh.exercises[1].diagnosis is not None
+
+
+def test_check_on_one_module_and_a_half_reads_to_the_end_and_checks_one_module_on_demand(tmp_path_factory, tmp_path):
+    """A student one module and a half in: a line per module passed or not started, detail for the failing one."""
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    sources = solution_sources("ch03")
+    (template / "exercises" / "ch03" / "simple_attention.py").write_text(sources["simple_attention"])
+    (template / "exercises" / "ch03" / "self_attention_v1.py").write_text(sources["self_attention_v1"].replace(
+        "torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)", "torch.softmax(attn_scores, dim=-1)"))
+    env = {**os.environ, "COLUMNS": "80"}
+    proc, report = check(template, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) < 60, proc.stdout  # 224 lines before: a table for every module not started
+    assert [line.split("  ")[0] for line in lines if line.startswith(("✓", "·"))] == [
+        "✓ simple_attention", "· self_attention_v2", "· weight_transfer", "· causal", "· mha"]
+    assert "self_attention_v1.py: what to fix first" in proc.stdout and "test_forward_textbook" in proc.stdout
+    for chosen in (["causal"], ["--module", "causal"], ["exercises/ch03/causal.py"]):
+        proc, _ = check(template, *chosen, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "· causal  0/12: not started yet (12 checks)" in proc.stdout and "simple_attention" not in proc.stdout
+        assert "ch03 (causal.py only): public checks: 0/12 passed" in proc.stdout
+    proc, _ = check(template, "--module", "casual", env=env)
+    assert proc.returncode == 2 and "no module casual in ch03 (its modules: simple_attention," in proc.stderr

@@ -22,16 +22,17 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout
 
 
 def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "",
-         public: bool = False, compact: bool = False) -> None:
-    """Print ``report``: every exercise with its diagnosis and checks, then the total (for the
-    ``public`` checks, how many passed: their points are not the grade). ``compact`` (the demo)
-    gives a passed module and a module not started one line each, and a failing module its
-    diagnosis and failing checks as wrapped lines, not a table."""
+         public: bool = False, compact: bool = False, only: list[str] | None = None) -> None:
+    """Print ``report``: a passed module and a module not started one line each, a failing module
+    its diagnosis and failing checks, then the total (for the ``public`` checks, how many passed:
+    their points are not the grade). ``compact`` (the demo) gives a failing module's checks as
+    wrapped lines, not a table. ``only`` names the modules to show (and count in the total)."""
     console = console or Console(highlight=False, force_terminal=True if in_actions() else None)
     report, note = clean_report(report), clean(note)  # student text: no escape sequences, capped
+    exercises = [e for e in report.exercises if only is None or e.name in only]
     if not quiet:
-        for exercise in report.exercises:
-            if compact and (line := one_line(exercise)) is not None:
+        for exercise in exercises:
+            if (line := one_line(exercise)) is not None:
                 console.print(line)
                 continue
             if exercise.diagnosis:
@@ -47,10 +48,14 @@ def show(report: Report, *, quiet: bool = False, console: Console | None = None,
             console.print(Text(f"flag: {flag}", style="yellow"))
         for error in report.grader_errors:
             console.print(Text(f"grader error: {error}", style="bold magenta"))
+    which = report.assignment + (f" ({', '.join(f'{name}.py' for name in only)} only)" if only is not None else "")
     if public:
-        tests = [t for e in report.exercises for t in e.tests]
+        tests = [t for e in exercises for t in e.tests]
         passed = sum(t.status == "passed" for t in tests)
-        console.print(Text(f"{report.assignment}: public checks: {passed}/{len(tests)} passed", style="bold"))
+        console.print(Text(f"{which}: public checks: {passed}/{len(tests)} passed", style="bold"))
+    elif only is not None:
+        score, max_score = sum(e.score for e in exercises), sum(e.max_score for e in exercises)
+        console.print(Text(f"{which}: {score:g} / {max_score:g} points", style="bold"))
     else:
         console.print(Text(f"{report.assignment}: {report.score:g} / {report.max_score:g} points", style="bold"))
     if note:
