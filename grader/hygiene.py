@@ -39,9 +39,21 @@ def clean(value: str | bytes | bytearray | object, limit: int = MESSAGE, *, one_
     text = _CONTROL.sub("", _LINE_BREAKS.sub("\n", text)).replace("\t", "    ")
     if one_line:
         text = " ".join(text.split("\n"))
-    if len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
-    return text
+    return shortened(text, limit)
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: whole when it fits, else cut after its last whole
+    word that fits (a first word longer than the limit is cut where the limit falls), ended with "…"."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return "…" if limit == 1 else ""
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > 0 and not text[limit - 1].isspace():
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def _grid(grid):

@@ -131,3 +131,29 @@ def test_the_terminal_draws_the_diagnosis_once_with_shades(monkeypatch):
     text = out.getvalue()
     assert text.count("sqrt(d_k)") == 1 and "░ 0.14" in text and "5 other" not in text
     assert "1 other check passed" in text
+
+
+LONG_MESSAGE = ("torch.manual_seed(5); SelfAttention_v1(4, 3)(x), x of shape (5, 4): 15 of 15 values differ by more "
+                "than 0.0001; first at [0, 0]: expected 1.7046, got 1.8869")
+
+
+def test_the_summary_keeps_a_checks_whole_message_with_expected_and_got():
+    report = model.Report("ch03", 0.0, 1.0, [model.ExerciseResult("m", 0.0, 1.0, [
+        model.TestResult("test_forward_other_sizes", "failed", 0.0, 1.0, LONG_MESSAGE)])])
+    text = summary.markdown(report)
+    line = next(line for line in text.splitlines() if line.startswith("- test")).replace("\\", "")
+    assert line.endswith("expected 1.7046, got 1.8869") and "…" not in line
+
+
+@pytest.mark.parametrize("limit", [25, 40, 77, 100, 120])
+def test_text_cut_to_a_limit_ends_after_a_whole_word(limit):
+    from grader.hygiene import clean, shortened
+
+    words = LONG_MESSAGE.split()
+    for cut in (shortened(LONG_MESSAGE, limit), clean(LONG_MESSAGE, limit), classroom.log_safe(LONG_MESSAGE, limit),
+                summary.md(LONG_MESSAGE, limit).replace("\\", "")):
+        assert len(cut) <= limit and cut.endswith("…")
+        kept = cut[:-1].split()
+        assert kept and kept[:-1] == words[:len(kept) - 1] and kept[-1] == words[len(kept) - 1], (limit, cut)
+    assert shortened("x" * 50, 10) == "x" * 9 + "…"  # one long word: cut where the limit falls
+    assert shortened(LONG_MESSAGE, len(LONG_MESSAGE)) == LONG_MESSAGE

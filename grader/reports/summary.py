@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from grader.hygiene import clean_report
+from grader.hygiene import clean_report, shortened
 from grader.model import Diagnosis, ExerciseResult, Report, TestResult
 from grader.reports.common import lead, side_by_side
 
@@ -28,9 +28,7 @@ STATUS_MARK = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ 
 
 def md(text: str, limit: int = MESSAGE_CHARS) -> str:
     """``text`` as inert inline Markdown: one line, punctuation escaped, HTML made entities."""
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
+    text = shortened(" ".join(str(text).split()), limit)
     out = []
     for ch in text:
         if ch == "&":
@@ -120,8 +118,8 @@ def diagnosis_block(diagnosis: Diagnosis) -> list[str]:
 
 
 def test_line(test: TestResult) -> str:
-    """A failing check in one short bullet: name, status, the start of its message."""
-    return f"- {md(test.name, 200)} ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message, 100)}"
+    """A failing check in one bullet: name, status, its whole message (expected and got included)."""
+    return f"- {md(test.name, 200)} ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message)}"
 
 
 def _close_open_blocks(text: str) -> str:
