@@ -42,7 +42,9 @@ def test_check_on_the_release_stubs_scores_zero_with_the_note(tmp_path_factory, 
     assert all(e["message"] == "not attempted yet" for e in report["exercises"])
     assert report["flags"] == [] and report["grader_errors"] == []  # template files are known
     assert NOTE in one_line(proc.stdout)
-    assert "simple_attention" in proc.stdout and "points" in proc.stdout
+    names = [e["name"] for e in report["exercises"]]  # a module not started: one line each
+    assert [line.split("  ")[0] for line in proc.stdout.splitlines() if line.startswith("·")] == [f"· {n}" for n in names]
+    assert "public checks: 0/" in proc.stdout and "┃" not in proc.stdout
 
 
 def test_check_on_solutions_passes_every_public_test_and_so_does_plain_pytest(tmp_path_factory, tmp_path):

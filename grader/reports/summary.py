@@ -14,7 +14,7 @@ import html
 
 from grader.hygiene import clean_report, shortened
 from grader.model import Diagnosis, ExerciseResult, Report, TestResult
-from grader.reports.common import lead, side_by_side
+from grader.reports.common import code_block, lead, one_reason, side_by_side
 
 # GitHub accepts up to 1 MiB per step; leave room for other steps' summaries.
 SUMMARY_LIMIT = 256 * 1024
@@ -97,6 +97,8 @@ def exercise_feedback(exercise: ExerciseResult) -> list[str]:
     failing = [t for t in exercise.tests if t.status != "passed"]
     if exercise.message and exercise.diagnosis is None and not any(t.feedback and t.feedback.hint for t in failing):
         return lines + [f"{md(exercise.message)} ({len(failing)} checks)", ""]
+    if exercise.diagnosis is not None and one_reason(exercise):  # said once, by the diagnosis
+        return lines + diagnosis_block(exercise.diagnosis) + [f"None of its {len(failing)} checks passed.", ""]
     if exercise.diagnosis is not None:  # the box first, then each check's own message (it may say more)
         lines += diagnosis_block(exercise.diagnosis)
     lines += [f"Checks that did not pass ({len(failing)}):", ""] + [test_line(test) for test in failing]
@@ -110,6 +112,8 @@ def diagnosis_block(diagnosis: Diagnosis) -> list[str]:
     """The diagnosis: its words as a quote, then the values (shaded grids) in one block."""
     lines = [f"> {'**' + md(line) + '**' if line.startswith('Mistake found') else md(line)}  " for line in lead(diagnosis)]
     lines.append("")
+    if block := code_block(diagnosis):
+        lines += [pre("\n".join(block)), ""]
     if diagnosis.expected_grid and diagnosis.actual_grid:
         lines += [pre("\n".join(side_by_side(diagnosis.expected_grid, diagnosis.actual_grid))), ""]
     elif diagnosis.expected or diagnosis.actual:

@@ -16,7 +16,7 @@ from rich.text import Text
 from grader.hygiene import clean, clean_report
 from grader.model import Diagnosis, ExerciseResult, Report
 from grader.reports.classroom import in_actions
-from grader.reports.common import cell, lead, level
+from grader.reports.common import cell, code_block, lead, level, one_reason
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
@@ -37,7 +37,10 @@ def show(report: Report, *, quiet: bool = False, console: Console | None = None,
                 continue
             if exercise.diagnosis:
                 console.print(diagnosis_panel(exercise.name, exercise.diagnosis))
-            console.print(failing_lines(exercise) if compact else exercise_table(exercise))
+            if reason := one_reason(exercise):  # one line, not the same message in a row per check
+                console.print(reason_line(exercise, reason))
+            else:
+                console.print(failing_lines(exercise) if compact else exercise_table(exercise))
             concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
             hints = dict.fromkeys(t.feedback.hint for t in exercise.tests if t.status != "passed" and t.feedback and t.feedback.hint)
             for hint in [h for h in hints if h not in concepts][:3]:
@@ -71,6 +74,13 @@ def one_line(exercise: ExerciseResult) -> Text | None:
     if exercise.message == "not attempted yet":
         return Text(f"· {exercise.name}  {points}: not started yet ({count} checks)", style="yellow")
     return None
+
+
+def reason_line(exercise: ExerciseResult, reason: str) -> Text:
+    """A module whose checks all failed for one reason: that reason once (said by its diagnosis above, when it has one)."""
+    count = len(exercise.tests)
+    said = f"none of its {count} checks passed (see above)" if exercise.diagnosis else f"{reason} ({count} checks)"
+    return Text(f"✗ {exercise.name}  {exercise.score:g}/{exercise.max_score:g}: {said}", style="bold red")
 
 
 def failing_lines(exercise: ExerciseResult) -> Group:
@@ -117,6 +127,8 @@ def diagnosis_panel(name: str, diagnosis: Diagnosis) -> Panel:
     """A module's diagnosis: the confirmed concepts, else the first step that differs (with
     both values, as grids for attention matrices), or the exception explained."""
     parts: list = [Text(line, style="bold cyan" if line.startswith("Mistake found") else "") for line in lead(diagnosis)]
+    if block := code_block(diagnosis):
+        parts.append(Text("\n".join(block), style="bold", no_wrap=True, overflow="ellipsis"))
     if diagnosis.expected_grid and diagnosis.actual_grid:
         grids = Table.grid(padding=(0, 3))
         grids.add_row(Text("expected", style="bold"), Text("yours", style="bold"))
