@@ -235,7 +235,7 @@ def test_a_syntax_error_says_its_location_once_and_shows_the_line_with_a_caret(b
     assert diagnosis["error"] == "SyntaxError: expected ':'" and diagnosis["where"] == "simple_attention.py, line 1"
     assert diagnosis["code"] == "def attention_scores(inputs, query)\n" + " " * 35 + "^"
     report = Report.from_dict(broken_reports["syntax"])
-    text = summary.markdown(report).split("#### simple\\_attention.py")[1].split("####")[0]
+    text = summary.markdown(report).split("#### simple_attention.py")[1].split("####")[0]
     assert "<pre>    def attention_scores(inputs, query)\n" + " " * 39 + "^</pre>" in text
     assert text.count("line 1") == 1 and "None of its" in text
     out = io.StringIO()

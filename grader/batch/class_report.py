@@ -31,6 +31,7 @@ from grader.model import Report
 from grader.reports import replace_atomically
 from grader.reports.summary import markdown as job_summary
 from grader.reports.summary import md
+from grader.reports.summary import page as feedback_page
 
 FEEDBACK = "FEEDBACK.md"
 
@@ -154,9 +155,11 @@ def write_feedback(student: Student, reports_dir: Path) -> Path:
     path = reports_dir / student.folder / FEEDBACK
     if student.skipped:  # nothing was graded: the reason is all there is to say
         lines += [f"Not graded: {md(why(student))}", ""]
-        replace_atomically(path, "\n".join(lines))
-        return path
-    replace_atomically(path, "\n".join(lines) + "\n" + job_summary(student.report))
+        text = "\n".join(lines)
+    else:
+        text = "\n".join(lines) + "\n" + job_summary(student.report)
+    replace_atomically(path, text)
+    replace_atomically(path.with_suffix(".html"), feedback_page(text, f"Feedback for {clean(student.name, NAME)}"))
     return path
 
 
@@ -270,7 +273,7 @@ def page_html(title, summary, stats, ranked, notes, students, pictures, feedback
             "<th>committed</th><th>commits after the deadline</th><th>feedback</th></tr>"]
     for s in students:
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
-        href = html.escape(link(feedback[s.folder], base))
+        href = html.escape(link(feedback[s.folder].with_suffix(".html"), base))  # the page beside FEEDBACK.md
         out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder)}</td>'
                    f'<td><code>{e(short(s.source.get("commit", "")))}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
                    f'<td class="n">{e(s.source.get("commits_after_deadline", ""))}</td>'
