@@ -8,7 +8,9 @@ how many students made them, with who; the students whose submission was flagged
 that could not be graded (missing, a syntax error, ...) or was not graded at all; and every
 student's total with a link to their feedback. The feedback file, ``FEEDBACK.md`` beside the
 student's REPORT.json, is their job summary (:func:`grader.reports.summary.markdown`) under a
-heading that names them and the commit graded: plain Markdown, readable as text.
+heading that names them and the commit graded: plain Markdown, readable as text; ``FEEDBACK.html``
+beside it is the same as a page (:func:`grader.reports.summary.page`). The HTML report links to
+the page, the Markdown report to the Markdown.
 
 Everything a student controls (folder names, logins, messages, flags) is escaped: HTML-escaped
 in the page, made inert Markdown (:func:`grader.reports.summary.md`) in the Markdown, and links
