@@ -63,8 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_limits(demo)
 
     check = commands.add_parser("check", help="run the public tests on your work (hidden tests run on GitHub)")
-    check.add_argument("submission", type=Path, nargs="?", default=Path("."), help="your repository (default: here)")
+    check.add_argument("submission", type=Path, nargs="?", default=Path("."),
+                       help="your repository (default: here), or one module to check: causal, or exercises/ch03/causal.py")
     check.add_argument("--assignment", help="default: the one folder under exercises/")
+    check.add_argument("--module", action="append", dest="modules", default=[], metavar="MODULE",
+                       help="show only this module (for example causal); may be given more than once")
     check.add_argument("--json", type=Path, dest="json_path", help="write the report here")
     add_limits(check)
 

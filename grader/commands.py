@@ -105,16 +105,25 @@ def check_command(args, settings: Settings) -> int:
     from grader.assignment import AssignmentNotFound
     from grader.sandbox.local import runner_for_this_machine
 
-    root = args.submission.resolve()
+    root, modules = module_argument(args.submission, list(args.modules))
     if not root.is_dir():
-        print(f"error: {args.submission} is not a folder", file=sys.stderr)
+        print(f"error: {args.submission} is not a folder, a module of exercises/<assignment>/ or a module's name",
+              file=sys.stderr)
         return 2
     try:
         assignment = args.assignment or find_assignment(root)
-        existing_public_suite(settings, assignment)  # a mistyped name is answered at once, not after importing torch
+        suite = existing_public_suite(settings, assignment)  # a mistyped name is answered at once, not after importing torch
     except (NoAssignment, AssignmentNotFound) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if modules:
+        from grader import rubric as rubrics
+
+        known = [e.name for e in rubrics.load(suite, assignment).exercises]
+        modules = [m.removesuffix(".py") for m in modules]
+        if unknown := [m for m in modules if m not in known]:
+            print(f"error: no module {', '.join(unknown)} in {assignment} (its modules: {', '.join(known)})", file=sys.stderr)
+            return 2
     # Started before this process imports torch (nothing above does): the two imports overlap.
     runner = runner_for_this_machine(settings.workers)  # on macOS and Windows: spawned interpreters, nothing confined
     try:
@@ -127,8 +136,22 @@ def check_command(args, settings: Settings) -> int:
         runner.close()
     if args.json_path:
         write_json(report, args.json_path)
-    terminal.show(report, note=NOTE, public=True)
+    terminal.show(report, note=NOTE, public=True, only=list(dict.fromkeys(modules)) or None)
     return not_a_grade(report) if report.grader_errors else 0
+
+
+def module_argument(given, modules: list[str]):
+    """``check``'s positional: the submission folder, or one module (``causal``, ``causal.py`` or
+    ``exercises/<a>/causal.py``), checked in the folder it belongs to; returns (folder, modules)."""
+    from pathlib import Path
+
+    if given.is_dir():
+        return given.resolve(), modules
+    if given.suffix == ".py" and given.parent.parent.name == "exercises":  # exercises/<assignment>/<module>.py
+        return given.resolve().parent.parent.parent, modules + [given.stem]
+    if len(given.parts) == 1 and not given.exists():  # a module's name, in the current folder
+        return Path(".").resolve(), modules + [given.name]
+    return given.resolve(), modules
 
 
 def release_command(args) -> int:

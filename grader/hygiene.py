@@ -39,9 +39,21 @@ def clean(value: str | bytes | bytearray | object, limit: int = MESSAGE, *, one_
     text = _CONTROL.sub("", _LINE_BREAKS.sub("\n", text)).replace("\t", "    ")
     if one_line:
         text = " ".join(text.split("\n"))
-    if len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
-    return text
+    return shortened(text, limit)
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: whole when it fits, else cut after its last whole
+    word that fits (a first word longer than the limit is cut where the limit falls), ended with "…"."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return "…" if limit == 1 else ""
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space > 0 and not text[limit - 1].isspace():
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def _grid(grid):
@@ -62,6 +74,14 @@ def _feedback(feedback: Feedback | None) -> Feedback | None:
     )
 
 
+def _code(text: str) -> str:
+    """A line of the student's code, one line; or, for a syntax error, that line and a caret line under it."""
+    lines = clean(text, one_line=False).split("\n")
+    if len(lines) == 2 and lines[1].strip() == "^":
+        return "\n".join(lines)
+    return " ".join(lines)
+
+
 def _diagnosis(diagnosis: Diagnosis | None) -> Diagnosis | None:
     if diagnosis is None:
         return None
@@ -70,7 +90,7 @@ def _diagnosis(diagnosis: Diagnosis | None) -> Diagnosis | None:
         checked=clean(diagnosis.checked), expected=clean(diagnosis.expected, one_line=False),
         actual=clean(diagnosis.actual, one_line=False), expected_grid=_grid(diagnosis.expected_grid),
         actual_grid=_grid(diagnosis.actual_grid), error=clean(diagnosis.error), where=clean(diagnosis.where),
-        code=clean(diagnosis.code), relation=clean(diagnosis.relation), origin=clean(diagnosis.origin),
+        code=_code(diagnosis.code), relation=clean(diagnosis.relation), origin=clean(diagnosis.origin),
         origin_code=clean(diagnosis.origin_code), origin_kind=diagnosis.origin_kind if diagnosis.origin_kind in ("value", "combination", "inputs", "uses", "call") else "shape",
         made=[clean(line) for line in diagnosis.made[:5]], inputs=[clean(line) for line in diagnosis.inputs[:5]],
     )

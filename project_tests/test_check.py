@@ -42,7 +42,9 @@ def test_check_on_the_release_stubs_scores_zero_with_the_note(tmp_path_factory, 
     assert all(e["message"] == "not attempted yet" for e in report["exercises"])
     assert report["flags"] == [] and report["grader_errors"] == []  # template files are known
     assert NOTE in one_line(proc.stdout)
-    assert "simple_attention" in proc.stdout and "points" in proc.stdout
+    names = [e["name"] for e in report["exercises"]]  # a module not started: one line each
+    assert [line.split("  ")[0] for line in proc.stdout.splitlines() if line.startswith("·")] == [f"· {n}" for n in names]
+    assert "public checks: 0/" in proc.stdout and "┃" not in proc.stdout
 
 
 def test_check_on_solutions_passes_every_public_test_and_so_does_plain_pytest(tmp_path_factory, tmp_path):
@@ -58,6 +60,31 @@ def test_check_on_solutions_passes_every_public_test_and_so_does_plain_pytest(tm
     plain = subprocess.run([PYTHON, "-m", "pytest", "-q"], cwd=template, capture_output=True, text=True, timeout=300)
     assert plain.returncode == 0, plain.stdout[-3000:]
     assert f"{len(report['exercises'])} passed" in plain.stdout
+
+
+def plain_pytest_environment(folder: Path) -> Path:
+    """A fresh venv that sees this one's packages (a .pth file), with a ``pytest`` script as pip writes
+    one: it puts its own bin folder first on sys.path, not the current folder, as a student's does."""
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(folder)], check=True)
+    site = next((folder / "lib").glob("python3*/site-packages"))
+    packages = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (site / "project-packages.pth").write_text("\n".join(packages) + "\n")
+    script = folder / "bin" / "pytest"
+    script.write_text(f"#!{folder / 'bin' / 'python'}\nimport sys\nfrom pytest import console_main\nsys.exit(console_main())\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_plain_pytest_not_only_python_m_pytest_runs_in_the_template(tmp_path_factory, tmp_path):
+    """``pytest`` as a student types it (the console script of a fresh environment, no PYTHONPATH)."""
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    sources = solution_sources("ch03")
+    (template / "exercises" / "ch03" / "simple_attention.py").write_text(sources["simple_attention"])
+    pytest_script = plain_pytest_environment(tmp_path / "venv")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    plain = subprocess.run([str(pytest_script), "-q"], cwd=template, capture_output=True, text=True, timeout=300, env=env)
+    assert "No module named" not in plain.stdout + plain.stderr, plain.stdout[-3000:]
+    assert plain.returncode == 1 and f"{len(sources) - 1} failed, 1 passed" in plain.stdout, plain.stdout[-3000:]
 
 
 def test_plain_pytest_fails_per_exercise_with_the_reason(tmp_path_factory, tmp_path):
@@ -267,3 +294,27 @@ def test_dependency_first_names_the_first_module_down_the_chain_and_only_its_che
     fresh = Report("d2l", 0, 0, [exercise("scoring", ("test_b", "passed")), exercise("other", ("test_c", "failed"))])
     dependency_first(fresh, {"other": {"scoring": ["test_c"]}})
     assert fresh.exercises[1].message == "" and fresh.exercises[1].diagnosis is not None
+
+
+def test_check_on_one_module_and_a_half_reads_to_the_end_and_checks_one_module_on_demand(tmp_path_factory, tmp_path):
+    """A student one module and a half in: a line per module passed or not started, detail for the failing one."""
+    template = fresh_copy("ch03", tmp_path_factory, tmp_path)
+    sources = solution_sources("ch03")
+    (template / "exercises" / "ch03" / "simple_attention.py").write_text(sources["simple_attention"])
+    (template / "exercises" / "ch03" / "self_attention_v1.py").write_text(sources["self_attention_v1"].replace(
+        "torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)", "torch.softmax(attn_scores, dim=-1)"))
+    env = {**os.environ, "COLUMNS": "80"}
+    proc, report = check(template, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) < 60, proc.stdout  # 224 lines before: a table for every module not started
+    assert [line.split("  ")[0] for line in lines if line.startswith(("✓", "·"))] == [
+        "✓ simple_attention", "· self_attention_v2", "· weight_transfer", "· causal", "· mha"]
+    assert "self_attention_v1.py: what to fix first" in proc.stdout and "test_forward_textbook" in proc.stdout
+    for chosen in (["causal"], ["--module", "causal"], ["exercises/ch03/causal.py"]):
+        proc, _ = check(template, *chosen, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "· causal  0/12: not started yet (12 checks)" in proc.stdout and "simple_attention" not in proc.stdout
+        assert "ch03 (causal.py only): public checks: 0/12 passed" in proc.stdout
+    proc, _ = check(template, "--module", "casual", env=env)
+    assert proc.returncode == 2 and "no module casual in ch03 (its modules: simple_attention," in proc.stderr

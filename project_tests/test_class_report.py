@@ -99,14 +99,25 @@ def test_feedback_files(klass):
     bob = (reports / f"{SLUG}-bob" / "FEEDBACK.md").read_text()
     assert "Not graded: no commit at or before the deadline" in bob
     hostile = (reports / f"{SLUG}-{HOSTILE}" / "FEEDBACK.md").read_text()
-    assert "<img" not in hostile and "&lt;img src\\=x onerror\\=alert\\(1\\)&gt;" in hostile
+    assert "<img" not in hostile and "&lt;img src=x onerror=alert(1)>\\*\\_[x]\\(y)\\|" in hostile
+    # Raw, it reads as written: dates, module names and values without backslashes.
+    assert "(committed 2026-03-01T10:00:00+00:00)" in alice and "#### self_attention_v1.py" in alice
+    assert "\\_" not in alice and "\\-" not in alice and "\\:" not in alice
+    # Beside each FEEDBACK.md, the page the class report links to: rendered, the hostile name inert.
+    page = (reports / f"{SLUG}-alice" / "FEEDBACK.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<h1>Feedback for alice</h1>" in page and "<table>" in page
+    hostile_page = (reports / f"{SLUG}-{HOSTILE}" / "FEEDBACK.html").read_text()
+    assert "<img" not in hostile_page and "&lt;img src=x onerror=alert(1)&gt;*_[x](y)|" in hostile_page
 
 
 def test_markdown_report_is_inert(klass):
     text = (klass["out"] / "grades-report.md").read_text()
     assert "<img" not in text and "](y)" not in text
     assert "![grades-scores](grades-scores.png)" in text.replace("\\-", "-")
-    assert "The scores are not scaled" in text and "| 1 | self\\_attention\\_v1 |" in text
+    assert "The scores are not scaled" in text and "| 1 | self_attention_v1 |" in text
+    assert f"[feedback]({ASSIGNMENT}-reports/{SLUG}-alice/FEEDBACK.md)" in text  # Markdown links to Markdown
+    page = (klass["out"] / "grades-report.html").read_text()
+    assert f'href="{ASSIGNMENT}-reports/{SLUG}-alice/FEEDBACK.html"' in page  # the page to a page
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -146,4 +157,4 @@ def test_class_report_renders_in_chromium_with_its_pictures(klass):
     assert all(not size.startswith("0x") for size in images.values()), images
     assert dom.count("<img ") == 2 and "onerror=alert" not in dom.replace("&lt;img src=x onerror=alert(1)&gt;", "")
     for name in ("alice", "bob"):
-        assert f'href="{ASSIGNMENT}-reports/{SLUG}-{name}/FEEDBACK.md"' in dom
+        assert f'href="{ASSIGNMENT}-reports/{SLUG}-{name}/FEEDBACK.html"' in dom

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from project_tests.helpers import (
     PYTHON, ROOT, assignments, exercise, grade_cli, grade_many, make_submission, mutate, solution_sources, stub_sources,
@@ -134,7 +136,7 @@ BROKEN = {
     "empty": ("EMPTY", None, "error", "is missing from your submission"),
     "missing": ({"simple_attention": None}, "simple_attention", "error", "simple_attention.py is missing"),
     "syntax": ({"simple_attention": "def attention_scores(inputs, query)\n    return 1\n"},
-               "simple_attention", "error", "SyntaxError (simple_attention.py, line 1)"),
+               "simple_attention", "error", "simple_attention.py has a SyntaxError at line 1: expected ':'"),
     "import_error": ({"simple_attention": "import numpy_does_not_exist\n"},
                      "simple_attention", "error", "No module named 'numpy_does_not_exist'"),
     "exception": ({"simple_attention": ("def attention_scores(inputs, query):\n", "def attention_scores(inputs, query):\n    raise ValueError('boom')\n")},
@@ -221,6 +223,34 @@ def test_a_hang_in_one_function_costs_only_its_tests(broken_reports):
     statuses = {t["name"]: t["status"] for t in ex["tests"]}
     assert statuses["test_matches_reference[attention_scores_textbook]"] == "timeout"
     assert statuses["test_matches_reference[normalize_naive_textbook]"] == "passed"
+
+
+def test_a_syntax_error_says_its_location_once_and_shows_the_line_with_a_caret(broken_reports):
+    from grader.model import Report
+    from grader.reports import summary, terminal
+
+    ex = exercise(broken_reports["syntax"], "simple_attention")
+    assert ex["message"] == "simple_attention.py has a SyntaxError at line 1: expected ':'"  # no "(file, line 1)" again
+    diagnosis = ex["diagnosis"]
+    assert diagnosis["error"] == "SyntaxError: expected ':'" and diagnosis["where"] == "simple_attention.py, line 1"
+    assert diagnosis["code"] == "def attention_scores(inputs, query)\n" + " " * 35 + "^"
+    report = Report.from_dict(broken_reports["syntax"])
+    text = summary.markdown(report).split("#### simple_attention.py")[1].split("####")[0]
+    assert "<pre>    def attention_scores(inputs, query)\n" + " " * 39 + "^</pre>" in text
+    assert text.count("line 1") == 1 and "None of its" in text
+    out = io.StringIO()
+    terminal.show(report, console=Console(file=out, width=100, force_terminal=False, color_system=None))
+    shown = out.getvalue()
+    code, caret = (next(line for line in shown.splitlines() if part in line) for part in ("def attention_scores", "^"))
+    assert shown.count("line 1") == 1 and code.index("def attention_scores") + 35 == caret.index("^")
+    assert "✗ simple_attention  0/" in shown and "test_matches_reference" not in shown  # one line, no table
+
+
+def test_an_endless_loop_names_the_check_that_was_running(broken_reports):
+    ex = exercise(broken_reports["hang"], "simple_attention")
+    hung = [t for t in ex["tests"] if t["status"] == "timeout"]
+    assert hung and all(f"the check {t['name']} did not finish within 5 s" in t["message"] for t in hung)
+    assert f"It was running the check {hung[0]['name']}." in ex["diagnosis"]["error"]
 
 
 def test_student_output_is_captured_and_truncated(tmp_path):

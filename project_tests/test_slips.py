@@ -141,3 +141,35 @@ def test_the_demo_reads_to_the_end_at_80_columns():
     assert "what to fix first" in text and len(lines) < 150
     closing = demo.next_steps("ch03", Settings())
     assert closing.startswith("Try next:") and "--assignment d2l_attention" in closing
+
+
+def shown(report, **options) -> list[str]:
+    from rich.console import Console
+
+    from grader.reports import terminal
+
+    out = io.StringIO()
+    terminal.show(report, console=Console(file=out, width=80, force_terminal=False, color_system=None), **options)
+    return out.getvalue().splitlines()
+
+
+def test_check_and_grade_give_a_passed_or_unstarted_module_one_line_and_detail_only_where_a_check_failed():
+    report = Report.from_dict(json.loads((ROOT / "docs" / "sample-report.json").read_text()))
+    lines = shown(report, public=True)
+    assert "✓ simple_attention  14/14: all 14 checks passed" in lines
+    assert [line for line in lines if line.startswith("· mha")] == ["· mha  0/15: not started yet (14 checks)"]
+    passed = next(e for e in report.exercises if e.name == "simple_attention")
+    assert not any(t.name in line for t in passed.tests for line in lines)  # no table for a passed module
+    failing = [e for e in report.exercises if e.message != "not attempted yet" and any(t.status != "passed" for t in e.tests)]
+    assert failing and all(f"{e.name}.py: what to fix first" in "\n".join(lines) or e.diagnosis is None for e in failing)
+    for exercise in failing:  # the table of a failing module names its failing checks
+        assert any(t.name[:20] in "\n".join(lines) for t in exercise.tests if t.status != "passed")
+    assert shown(report)[:-1] == lines[:-1]  # grade: the same screen, with points in the total
+
+
+def test_check_of_one_module_shows_it_alone_and_counts_only_its_checks():
+    report = Report.from_dict(json.loads((ROOT / "docs" / "sample-report.json").read_text()))
+    lines = shown(report, public=True, only=["simple_attention"])
+    assert lines == ["✓ simple_attention  14/14: all 14 checks passed", "ch03 (simple_attention.py only): public checks: 14/14 passed"]
+    lines = shown(report, only=["mha"])
+    assert lines[-1] == "ch03 (mha.py only): 0 / 15 points"

@@ -8,7 +8,9 @@ how many students made them, with who; the students whose submission was flagged
 that could not be graded (missing, a syntax error, ...) or was not graded at all; and every
 student's total with a link to their feedback. The feedback file, ``FEEDBACK.md`` beside the
 student's REPORT.json, is their job summary (:func:`grader.reports.summary.markdown`) under a
-heading that names them and the commit graded: plain Markdown, readable as text.
+heading that names them and the commit graded: plain Markdown, readable as text; ``FEEDBACK.html``
+beside it is the same as a page (:func:`grader.reports.summary.page`). The HTML report links to
+the page, the Markdown report to the Markdown.
 
 Everything a student controls (folder names, logins, messages, flags) is escaped: HTML-escaped
 in the page, made inert Markdown (:func:`grader.reports.summary.md`) in the Markdown, and links
@@ -18,7 +20,6 @@ are percent-encoded relative paths.
 from __future__ import annotations
 
 import html
-import re
 import os
 import statistics
 import urllib.parse
@@ -31,6 +32,7 @@ from grader.model import Report
 from grader.reports import replace_atomically
 from grader.reports.summary import markdown as job_summary
 from grader.reports.summary import md
+from grader.reports.summary import page as feedback_page
 
 FEEDBACK = "FEEDBACK.md"
 
@@ -119,12 +121,6 @@ def after_deadline(source: dict[str, str]) -> str:
             f"{source.get('last_commit_after_deadline', '')}), not graded")
 
 
-def inline(text: str) -> str:
-    """A date or a number as it reads, when it holds nothing Markdown could take for markup
-    (inside a sentence); else made inert like any student text."""
-    return text if re.fullmatch(r"[0-9A-Za-z:+\-. ()]*", text) else md(text)
-
-
 def isolation_summary(students: list[Student]) -> str:
     """How student code was confined over the class, in one sentence."""
     modes = sorted({s.report.isolation for s in students if s.report.isolation})
@@ -145,20 +141,22 @@ def write_feedback(student: Student, reports_dir: Path) -> Path:
     lines = [f"# Feedback for {md(clean(student.name, NAME))}", ""]
     if student.source.get("commit") and student.source.get("committed_at") and not student.skipped:
         lines += [f"Graded at commit `{md(student.source['commit'][:12])}` "
-                  f"(committed {inline(student.source['committed_at'])}), the last one at or before the deadline.", ""]
+                  f"(committed {md(student.source['committed_at'])}), the last one at or before the deadline.", ""]
     later = ""
     if count := int(student.source.get("commits_after_deadline") or 0):
         later = (f"Your repository has {count} commit{'s' if count != 1 else ''} after the deadline (the latest "
-                 f"committed {inline(student.source.get('last_commit_after_deadline', ''))}): "
+                 f"committed {md(student.source.get('last_commit_after_deadline', ''))}): "
                  f"{'they were' if count != 1 else 'it was'} not graded.")
     path = reports_dir / student.folder / FEEDBACK
     if student.skipped:  # nothing was graded: the reason is all there is to say
         lines += [f"Not graded: {md(why(student))}.", ""] + ([later, ""] if later else [])
-        replace_atomically(path, "\n".join(lines))
-        return path
-    if later:
-        lines += [later + " This grade is your work as it stood at the deadline.", ""]
-    replace_atomically(path, "\n".join(lines) + "\n" + job_summary(student.report))
+        text = "\n".join(lines)
+    else:
+        if later:
+            lines += [later + " This grade is your work as it stood at the deadline.", ""]
+        text = "\n".join(lines) + "\n" + job_summary(student.report)
+    replace_atomically(path, text)
+    replace_atomically(path.with_suffix(".html"), feedback_page(text, f"Feedback for {clean(student.name, NAME)}"))
     return path
 
 
@@ -272,7 +270,7 @@ def page_html(title, summary, stats, ranked, notes, students, pictures, feedback
             "<th>committed</th><th>commits after the deadline</th><th>feedback</th></tr>"]
     for s in students:
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
-        href = html.escape(link(feedback[s.folder], base))
+        href = html.escape(link(feedback[s.folder].with_suffix(".html"), base))  # the page beside FEEDBACK.md
         out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder)}</td>'
                    f'<td><code>{e(short(s.source.get("commit", "")))}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
                    f'<td class="n">{e(s.source.get("commits_after_deadline", ""))}</td>'

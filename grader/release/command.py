@@ -187,6 +187,7 @@ def template_values(root: Path, assignment: str, public: rubrics.Rubric, stems: 
         "TITLE": public.title.removesuffix(" (public tests)"),
         "EXERCISES": "\n".join(f"{i}. `exercises/{assignment}/{e.name}.py`: {e.title}" for i, e in enumerate(public.exercises, 1)),
         "NOTEBOOKS": "\n".join(f"- `{n}`" for n in notebooks),
+        "A_MODULE": public.exercises[-1].name,  # the example of checking one module
         "GRADED": ", ".join(f"`{s}.py`" for s in stems),
         "REQUIREMENTS": "\n".join(pinned[p] for p in STUDENT_PACKAGES),
         "CPU_INDEX": environment.CPU_INDEX,

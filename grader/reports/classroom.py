@@ -47,7 +47,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterator, Mapping, TextIO
 
-from grader.hygiene import clean_report
+from grader.hygiene import clean_report, shortened
 from grader.model import ExerciseResult, Report
 from grader.reports.common import diagnosis_line
 
@@ -86,9 +86,7 @@ def log_safe(text: str, limit: int) -> str:
     text = text.replace("##[", "# #[")
     if text.lstrip().startswith("::"):
         text = ": :" + text.lstrip()[2:]
-    if len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…" if limit > 0 else ""
-    return text
+    return shortened(text, limit) if limit > 0 else ""
 
 
 def exercise_status(exercise: ExerciseResult) -> str:

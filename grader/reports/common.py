@@ -65,7 +65,7 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
         return ""
     parts = list(diagnosis.concepts)
     if diagnosis.error:
-        parts.append(f"{diagnosis.error} At {diagnosis.where}: {diagnosis.code}" if diagnosis.where else diagnosis.error)
+        parts.append(f"{diagnosis.error} At {diagnosis.where}: {code_line(diagnosis)}" if diagnosis.where else diagnosis.error)
         if diagnosis.origin:
             parts.append(f"{origin_words(diagnosis)} {diagnosis.origin}: {diagnosis.origin_code}")
     elif diagnosis.stage and not diagnosis.concepts:
@@ -118,7 +118,10 @@ def lead(diagnosis: Diagnosis) -> list[str]:
     if diagnosis.error:
         lines.append(f"Your code raised an error: {diagnosis.error}")
         if diagnosis.where:
-            lines.append(f"At {diagnosis.where}: {diagnosis.code}" if diagnosis.code else f"At {diagnosis.where}")
+            if caret_line(diagnosis):  # the line and the caret follow as a block (code_block)
+                lines.append(f"At {diagnosis.where}:")
+            else:
+                lines.append(f"At {diagnosis.where}: {diagnosis.code}" if diagnosis.code else f"At {diagnosis.where}")
     if diagnosis.origin and diagnosis.origin_kind in ("shape", "call"):
         lines.append(f"{origin_words(diagnosis)} {diagnosis.origin}" + (f": {diagnosis.origin_code}" if diagnosis.origin_code else ""))
     if diagnosis.stage:
@@ -141,3 +144,31 @@ def lead(diagnosis: Diagnosis) -> list[str]:
             lines.append(f"It uses {name}; these lines of yours make it, or what it is made from:")
             lines += [f"  {line}" for line in made]
     return lines
+
+
+def code_line(diagnosis: Diagnosis) -> str:
+    """The student's line the diagnosis shows, without a caret line."""
+    return diagnosis.code.split("\n")[0]
+
+
+def caret_line(diagnosis: Diagnosis) -> str:
+    """The caret under :func:`code_line` (a syntax error), or ""."""
+    lines = diagnosis.code.split("\n")
+    return lines[1] if len(lines) == 2 and lines[1].strip() == "^" else ""
+
+
+def code_block(diagnosis: Diagnosis) -> list[str]:
+    """A syntax error's line and the caret under it, indented, to show after :func:`lead` (else [])."""
+    if not (diagnosis.error and diagnosis.where and caret_line(diagnosis)):
+        return []
+    return [f"    {code_line(diagnosis)}", f"    {caret_line(diagnosis)}"]
+
+
+def one_reason(exercise) -> str:
+    """The reason every failing check of ``exercise`` shares, when its message says it for the whole
+    module (a syntax error, a missing file, a crash on import; not "not attempted yet"), else ""."""
+    failing = [t for t in exercise.tests if t.status != "passed"]
+    if (not failing or not exercise.message or exercise.message == "not attempted yet"
+            or any(t.message != exercise.message for t in failing)):
+        return ""
+    return exercise.message

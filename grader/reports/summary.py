@@ -11,39 +11,78 @@ inject HTML.
 from __future__ import annotations
 
 import html
+import re
 
-from grader.hygiene import clean_report
+from grader.hygiene import clean_report, shortened
 from grader.model import Diagnosis, ExerciseResult, Report, TestResult
-from grader.reports.common import lead, side_by_side
+from grader.reports.common import code_block, lead, one_reason, side_by_side
 
 # GitHub accepts up to 1 MiB per step; leave room for other steps' summaries.
 SUMMARY_LIMIT = 256 * 1024
 MESSAGE_CHARS = 2000
 BLOCK_CHARS = 4000
 
-# Characters with a meaning in GitHub Markdown (and its math and autolinks) at inline level.
-_MARKDOWN = set("\\`*_{}[]()#+-.!|~<>&@:$^=\"'")
 STATUS_MARK = {"passed": "✅ passed", "failed": "❌ failed", "error": "⚠️ error", "timeout": "⏱️ timeout"}
+
+_PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+# A line that begins so would be a heading, a quote, a list, a rule, a table row, code or a link definition.
+_BLOCK_START = re.compile(r"[#>+\-*=|~`\[]|[0-9]{1,9}[.)](?=\s|$)")
+_EMAIL = re.compile(r"[A-Za-z0-9._+\-]@[A-Za-z0-9_\-]")
 
 
 def md(text: str, limit: int = MESSAGE_CHARS) -> str:
-    """``text`` as inert inline Markdown: one line, punctuation escaped, HTML made entities."""
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
+    """``text`` as inert inline Markdown that reads as written: one line, cut after a whole word,
+    with only what GitHub's Markdown would take for markup where it stands escaped: HTML tags,
+    entities and ``<...>`` autolinks (``&lt;``, ``&amp;``), table cells (``|``), code spans,
+    link and image brackets (``](``, ``][``), emphasis and strikethrough runs that could open or
+    close (not ``self_attention_v1`` or ``2 * 3``), bare URLs, ``www.`` and e-mail addresses,
+    math (``$``), and a block marker at the start of the line. Dates, shapes, ``[0, 0]`` and
+    ``x ** 0.5`` stay as they are."""
+    text = shortened(" ".join(str(text).split()), limit)
     out = []
-    for ch in text:
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        before = text[i - 1] if i else " "
+        after = text[i + 1] if i + 1 < n else " "
+        if ch in "*_~":  # a delimiter run: inert only where it can neither open nor close
+            j = i
+            while j < n and text[j] == ch:
+                j += 1
+            left, right = before, text[j] if j < n else " "
+            inert = (left.isspace() and right.isspace()) or (ch == "_" and left.isalnum() and right.isalnum())
+            out.append(text[i:j] if inert else ("\\" + ch) * (j - i))
+            i = j
+            continue
         if ch == "&":
-            out.append("&amp;")
+            out.append("&amp;" if after.isalpha() or after == "#" else ch)
         elif ch == "<":
-            out.append("&lt;")
-        elif ch == ">":
-            out.append("&gt;")
-        elif ch in _MARKDOWN:
+            out.append("&lt;" if after.isalpha() or after in "/!?" else ch)
+        elif ch in "|`$":
             out.append("\\" + ch)
+        elif ch == "\\":
+            out.append("\\\\" if after in _PUNCTUATION or i + 1 == n else ch)
+        elif ch in "([" and before == "]":  # [text](link), [text][ref]
+            out.append("\\" + ch)
+        elif ch == ":" and text.startswith("//", i + 1):  # a bare URL's scheme
+            out.append("\\:")
+        elif ch == "." and text[max(0, i - 3):i].lower() == "www" and not (i > 3 and text[i - 4].isalnum()):
+            out.append("\\.")
+        elif ch == "@" and _EMAIL.match(text, i - 1 if i else 0) and i:
+            out.append("\\@")
+        elif ch == "#" and before.isspace():  # a heading's closing sequence
+            out.append("\\#")
         else:
             out.append(ch)
-    return "".join(out)
+        i += 1
+    escaped = "".join(out)
+    if start := _BLOCK_START.match(escaped):
+        if start.group(0)[0].isdigit():  # "1." or "1)": the marker is what follows the number
+            return escaped[: start.end() - 1] + "\\" + escaped[start.end() - 1:]
+        if not escaped.startswith("\\"):
+            escaped = "\\" + escaped
+    return escaped
 
 
 def pre(text: str, limit: int = BLOCK_CHARS) -> str:
@@ -82,6 +121,38 @@ def markdown(report: Report) -> str:
     return text + "\n"
 
 
+# The tags the job summary's Markdown renders to (its own <pre> and <details> blocks included): a page
+# rendered from it that holds any other tag, or an attribute but a cell's alignment, is not used.
+PAGE_TAGS = frozenset("p h1 h2 h3 h4 h5 h6 table thead tbody tr th td pre details summary ul ol li blockquote "
+                      "strong em code br hr".split())
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)([^>]*)>")
+PAGE_STYLE = ("body{font-family:sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}"
+              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;"
+              "vertical-align:top}th{background:#f3f3f3}pre{background:#f6f8fa;padding:.6em;overflow-x:auto}"
+              "blockquote{border-left:4px solid #ddd;margin:1em 0;padding:0 1em;color:#444}")
+
+
+def page(markdown_text: str, title: str) -> str:
+    """``markdown_text`` (a job summary, or FEEDBACK.md) as an HTML page a browser shows: rendered
+    (markdown-it, CommonMark with tables) when the result holds only :data:`PAGE_TAGS` without
+    attributes, else the text itself, escaped, in a ``<pre>``. Student text in it went through
+    :func:`md` or :func:`pre` already; the check is a second wall, not the first."""
+    body = ""
+    try:
+        from markdown_it import MarkdownIt
+
+        rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(markdown_text)
+        if all(tag.group(2).lower() in PAGE_TAGS and tag.group(3).strip() in ("", "/", 'style="text-align:right"')
+               for tag in _TAG.finditer(rendered)) and "<" not in _TAG.sub("", rendered):
+            body = rendered
+    except ImportError:
+        pass
+    body = body or "<pre>" + html.escape(markdown_text, quote=False) + "</pre>"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title, quote=True)}</title><style>{PAGE_STYLE}</style></head><body>\n"
+            f"{body}</body></html>\n")
+
+
 def exercise_table(exercises: list[ExerciseResult]) -> list[str]:
     """One row per exercise: points, and how many checks passed or why none did."""
     rows = ["| exercise | points | checks passed | note |", "|---|---:|---:|---|"]
@@ -99,6 +170,8 @@ def exercise_feedback(exercise: ExerciseResult) -> list[str]:
     failing = [t for t in exercise.tests if t.status != "passed"]
     if exercise.message and exercise.diagnosis is None and not any(t.feedback and t.feedback.hint for t in failing):
         return lines + [f"{md(exercise.message)} ({len(failing)} checks)", ""]
+    if exercise.diagnosis is not None and one_reason(exercise):  # said once, by the diagnosis
+        return lines + diagnosis_block(exercise.diagnosis) + [f"None of its {len(failing)} checks passed.", ""]
     if exercise.diagnosis is not None:  # the box first, then each check's own message (it may say more)
         lines += diagnosis_block(exercise.diagnosis)
     lines += [f"Checks that did not pass ({len(failing)}):", ""] + [test_line(test) for test in failing]
@@ -112,6 +185,8 @@ def diagnosis_block(diagnosis: Diagnosis) -> list[str]:
     """The diagnosis: its words as a quote, then the values (shaded grids) in one block."""
     lines = [f"> {'**' + md(line) + '**' if line.startswith('Mistake found') else md(line)}  " for line in lead(diagnosis)]
     lines.append("")
+    if block := code_block(diagnosis):
+        lines += [pre("\n".join(block)), ""]
     if diagnosis.expected_grid and diagnosis.actual_grid:
         lines += [pre("\n".join(side_by_side(diagnosis.expected_grid, diagnosis.actual_grid))), ""]
     elif diagnosis.expected or diagnosis.actual:
@@ -120,8 +195,8 @@ def diagnosis_block(diagnosis: Diagnosis) -> list[str]:
 
 
 def test_line(test: TestResult) -> str:
-    """A failing check in one short bullet: name, status, the start of its message."""
-    return f"- {md(test.name, 200)} ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message, 100)}"
+    """A failing check in one bullet: name, status, its whole message (expected and got included)."""
+    return f"- {md(test.name, 200)} ({STATUS_MARK.get(test.status, md(test.status))}): {md(test.message)}"
 
 
 def _close_open_blocks(text: str) -> str:

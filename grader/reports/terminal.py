@@ -16,27 +16,31 @@ from rich.text import Text
 from grader.hygiene import clean, clean_report
 from grader.model import Diagnosis, ExerciseResult, Report
 from grader.reports.classroom import in_actions
-from grader.reports.common import cell, lead, level
+from grader.reports.common import cell, code_block, lead, level, one_reason
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "magenta", "timeout": "yellow"}
 
 
 def show(report: Report, *, quiet: bool = False, console: Console | None = None, note: str = "",
-         public: bool = False, compact: bool = False) -> None:
-    """Print ``report``: every exercise with its diagnosis and checks, then the total (for the
-    ``public`` checks, how many passed: their points are not the grade). ``compact`` (the demo)
-    gives a passed module and a module not started one line each, and a failing module its
-    diagnosis and failing checks as wrapped lines, not a table."""
+         public: bool = False, compact: bool = False, only: list[str] | None = None) -> None:
+    """Print ``report``: a passed module and a module not started one line each, a failing module
+    its diagnosis and failing checks, then the total (for the ``public`` checks, how many passed:
+    their points are not the grade). ``compact`` (the demo) gives a failing module's checks as
+    wrapped lines, not a table. ``only`` names the modules to show (and count in the total)."""
     console = console or Console(highlight=False, force_terminal=True if in_actions() else None)
     report, note = clean_report(report), clean(note)  # student text: no escape sequences, capped
+    exercises = [e for e in report.exercises if only is None or e.name in only]
     if not quiet:
-        for exercise in report.exercises:
-            if compact and (line := one_line(exercise)) is not None:
+        for exercise in exercises:
+            if (line := one_line(exercise)) is not None:
                 console.print(line)
                 continue
             if exercise.diagnosis:
                 console.print(diagnosis_panel(exercise.name, exercise.diagnosis))
-            console.print(failing_lines(exercise) if compact else exercise_table(exercise))
+            if reason := one_reason(exercise):  # one line, not the same message in a row per check
+                console.print(reason_line(exercise, reason))
+            else:
+                console.print(failing_lines(exercise) if compact else exercise_table(exercise))
             concepts = exercise.diagnosis.concepts if exercise.diagnosis else []
             hints = dict.fromkeys(t.feedback.hint for t in exercise.tests if t.status != "passed" and t.feedback and t.feedback.hint)
             for hint in [h for h in hints if h not in concepts][:3]:
@@ -47,10 +51,14 @@ def show(report: Report, *, quiet: bool = False, console: Console | None = None,
             console.print(Text(f"flag: {flag}", style="yellow"))
         for error in report.grader_errors:
             console.print(Text(f"grader error: {error}", style="bold magenta"))
+    which = report.assignment + (f" ({', '.join(f'{name}.py' for name in only)} only)" if only is not None else "")
     if public:
-        tests = [t for e in report.exercises for t in e.tests]
+        tests = [t for e in exercises for t in e.tests]
         passed = sum(t.status == "passed" for t in tests)
-        console.print(Text(f"{report.assignment}: public checks: {passed}/{len(tests)} passed", style="bold"))
+        console.print(Text(f"{which}: public checks: {passed}/{len(tests)} passed", style="bold"))
+    elif only is not None:
+        score, max_score = sum(e.score for e in exercises), sum(e.max_score for e in exercises)
+        console.print(Text(f"{which}: {score:g} / {max_score:g} points", style="bold"))
     else:
         console.print(Text(f"{report.assignment}: {report.score:g} / {report.max_score:g} points", style="bold"))
     if note:
@@ -66,6 +74,13 @@ def one_line(exercise: ExerciseResult) -> Text | None:
     if exercise.message == "not attempted yet":
         return Text(f"· {exercise.name}  {points}: not started yet ({count} checks)", style="yellow")
     return None
+
+
+def reason_line(exercise: ExerciseResult, reason: str) -> Text:
+    """A module whose checks all failed for one reason: that reason once (said by its diagnosis above, when it has one)."""
+    count = len(exercise.tests)
+    said = f"none of its {count} checks passed (see above)" if exercise.diagnosis else f"{reason} ({count} checks)"
+    return Text(f"✗ {exercise.name}  {exercise.score:g}/{exercise.max_score:g}: {said}", style="bold red")
 
 
 def failing_lines(exercise: ExerciseResult) -> Group:
@@ -112,6 +127,8 @@ def diagnosis_panel(name: str, diagnosis: Diagnosis) -> Panel:
     """A module's diagnosis: the confirmed concepts, else the first step that differs (with
     both values, as grids for attention matrices), or the exception explained."""
     parts: list = [Text(line, style="bold cyan" if line.startswith("Mistake found") else "") for line in lead(diagnosis)]
+    if block := code_block(diagnosis):
+        parts.append(Text("\n".join(block), style="bold", no_wrap=True, overflow="ellipsis"))
     if diagnosis.expected_grid and diagnosis.actual_grid:
         grids = Table.grid(padding=(0, 3))
         grids.add_row(Text("expected", style="bold"), Text("yours", style="bold"))

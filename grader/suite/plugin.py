@@ -174,7 +174,7 @@ class GradingPlugin:
         if outcome.outcome == "error" and outcome.error.get("grader_fault") and self.probe_fails_alone(request.node.nodeid):
             raise verdicts.SuiteMistake(verdicts.probe_bug(stem, self.calls[request.node.nodeid][1], outcome.error))
         if outcome.outcome != "ok":
-            raise verdicts.student_failure(stem, outcome)
+            raise verdicts.student_failure(stem, outcome, request.node.name)
         return catalog.unwrap(outcome.value)
 
     def probe_fails_alone(self, nodeid: str) -> bool:
@@ -296,6 +296,15 @@ class GradingPlugin:
                 continue
             if found is not None:
                 diagnoses[stem] = found
+        for nodeid, (stem, _, _) in self.calls.items():  # a module that does not compile: where, with its line
+            outcome = self.result.outcomes.get(nodeid)
+            if (outcome is not None and outcome.outcome == "timeout" and stem in diagnoses
+                    and diagnoses[stem].error.startswith("too slow") and "running the check" not in diagnoses[stem].error):
+                diagnoses[stem].error += f" It was running the check {nodeid.split('::')[-1]}."  # the first that timed out
+            kind = outcome.error.get("type", "") if outcome is not None and outcome.outcome == "module_error" else ""
+            if stem not in diagnoses and kind in ("SyntaxError", "IndentationError", "TabError"):
+                if found := verdicts.syntax_error_diagnosis(self.submission_dir / f"{stem}.py", kind):
+                    diagnoses[stem] = found
         return diagnoses
 
     def student_result(self, nodeid: str):

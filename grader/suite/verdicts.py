@@ -9,6 +9,7 @@ fault, reported to the instructor as a grader error).
 
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import asdict
 
@@ -79,19 +80,24 @@ def empty_tensor(outcome: ProbeOutcome | None) -> tuple | None:
     return None
 
 
-def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
-    """Say what went wrong in student code, in one line, and whether it was a timeout."""
+def student_failure(stem: str, outcome: ProbeOutcome, check: str = "") -> StudentCodeFailed:
+    """Say what went wrong in student code, in one line, and whether it was a timeout (naming
+    ``check``, the test that was running, when given)."""
     error = outcome.error
     kind, message, where = error.get("type", ""), error.get("message", ""), error.get("where", "")
     at = f" ({where})" if where else ""
     if outcome.outcome == "timeout":
+        if check:
+            message = message.replace("this check", f"the check {check}", 1)
         return StudentCodeFailed(f"{stem}.py: {message}", status="timeout",
                                  hint="Look for a loop that never ends, or a very large computation.")
     if error.get("not_attempted"):
         return StudentCodeFailed(f"not attempted yet: {stem}.py still raises NotImplementedError{at}", status="error")
     if outcome.outcome == "module_error":
-        if kind == "SyntaxError" or kind == "IndentationError":
-            return StudentCodeFailed(f"{stem}.py has a {kind}{at}: {message}", status="error")
+        if kind in ("SyntaxError", "IndentationError", "TabError"):  # its location once: "(causal.py, line 5)" ends both
+            line = re.search(r", line (\d+)", where)
+            return StudentCodeFailed(f"{stem}.py has a {kind}{f' at line {line.group(1)}' if line else at}: "
+                                     f"{re.sub(r' [(][^()]*, line [0-9]+[)]$', '', message)}", status="error")
         if kind in ("Timeout", "Crash"):
             return StudentCodeFailed(f"{stem}.py could not be imported: {message}", status="error")
         return StudentCodeFailed(f"{stem}.py could not be imported: {kind}: {message}{at}", status="error")
@@ -102,3 +108,32 @@ def student_failure(stem: str, outcome: ProbeOutcome) -> StudentCodeFailed:
     if error.get("grader_fault"):  # the probe raised, but not on the reference: on what the student's code gave
         return StudentCodeFailed(f"the check could not use what your code gave ({kind}: {message})", status="error")
     return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
+
+
+# Largest student file the grader compiles (never runs) to show where its syntax error is.
+SYNTAX_SOURCE_BYTES = 1 << 20
+
+
+def syntax_error_diagnosis(path, kind: str):
+    """A module that does not compile: its error once, where, and the line with a caret under
+    the place Python points at (``Diagnosis.code``: the line, then the caret line). The file is
+    compiled here, never run; None when it cannot be read or compiles after all."""
+    from grader.model import Diagnosis
+
+    try:
+        if path.is_symlink() or path.stat().st_size > SYNTAX_SOURCE_BYTES:
+            return None
+        source = path.read_bytes()
+        compile(source, path.name, "exec", dont_inherit=True)
+        return None
+    except SyntaxError as exc:
+        found = exc
+    except (OSError, ValueError, RecursionError, MemoryError):
+        return None
+    where = f"{path.name}, line {found.lineno}" if found.lineno else path.name
+    text = (found.text or "").rstrip("\r\n").expandtabs(4)
+    code = text.strip()
+    if code and found.offset and 0 < found.offset <= len(text) + 1:
+        caret = found.offset - 1 - (len(text) - len(text.lstrip()))
+        code += "\n" + " " * max(caret, 0) + "^"
+    return Diagnosis(error=f"{kind}: {found.msg}", where=where, code=code)

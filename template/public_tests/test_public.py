@@ -1,8 +1,8 @@
 """Plain ``pytest`` runs the public tests through the grader, like ``python -m grader check``.
 
 One test per exercise; it passes when every public test of that exercise passes. When one
-fails, the message lists what went wrong; ``python -m grader check`` shows the full table
-with hints. Hidden tests run on GitHub when you push; they decide your grade.
+fails, the message lists what went wrong; ``python -m grader check <exercise>`` shows its
+diagnosis and hints. Hidden tests run on GitHub when you push; they decide your grade.
 """
 
 import json
@@ -51,6 +51,6 @@ def test_public(assignment, exercise, tmp_path_factory):
     if failing:
         pytest.fail(
             f"{exercise}.py: {result['score']:g}/{result['max_score']:g} public points\n" + "\n".join(failing)
-            + "\nRun `python -m grader check` for the table with hints.",
+            + f"\nRun `python -m grader check {exercise}` for its diagnosis and hints.",
             pytrace=False,
         )
