@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -123,11 +125,23 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from grader.environment import BrokenEnvironment
 
+    interrupted = []
+
+    def on_interrupt(signum, frame):  # noted, so that a failure it causes (an import cut short) is not misread
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, on_interrupt)
     try:
         return run(args)
+    except KeyboardInterrupt:
+        return stopped(args.command)
     except BrokenEnvironment as exc:
-        return broken_environment(str(exc))
+        return stopped(args.command) if interrupted else broken_environment(str(exc))
     except ImportError as exc:
+        if interrupted:
+            return stopped(args.command)
         if not exc.name or exc.name.split(".")[0] == "grader":
             raise
         return missing_package(args.command, exc.name.split(".")[0])
@@ -135,6 +149,14 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         print(f"error: the grader itself failed while running '{args.command}' (see the traceback above)", file=sys.stderr)
         return 3
+
+
+def stopped(command: str) -> int:
+    """Ctrl-C: one line (what is kept, and how to go on); 130, as a shell says for SIGINT."""
+    again = ("; run the same command again to grade the rest (what was graded is kept and reused)"
+             if command == "batch" else "")
+    print(f"\ninterrupted: {command} stopped{again}", file=sys.stderr)
+    return 130
 
 
 def broken_environment(message: str) -> int:

@@ -183,8 +183,9 @@ NEXT_STEPS = """Next steps (docs/classroom.md):
      assignment's starter code in GitHub Classroom (without Classroom's own tests);
   3. in the organisation, set the secret GRADER_TOKEN (a read-only token for this repository),
      the variable GRADER_REPO (owner/name of this repository) and, optionally, GRADER_REF;
-  4. after the deadline: gh classroom clone student-repos, then
-     python -m grader batch <classroom-assignment>-submissions --assignment {assignment} --csv grades.csv --deadline ..."""
+  4. after the deadline: gh classroom clone student-repos, then, as root (README, step 6):
+     sudo .venv/bin/python -m grader batch <classroom-assignment>-submissions --assignment {assignment} \
+         --csv grades/{assignment}.csv --deadline 2026-03-01T23:59:00+01:00 --template {out}"""
 
 
 def stubs_command(args) -> int:

@@ -154,6 +154,9 @@ def test_the_grade_of_record_says_its_isolation_and_where_the_scores_went(graded
 
     with Gradebook(f"sqlite:///{classroom['course'] / 'gradebook.db'}") as gradebook:
         assert str(gradebook.find_assignment(ASSIGNMENT).duedate) == "2026-03-01 22:59:00"  # UTC, as nbgrader keeps it
+        # not graded: in the roster, with no submission (not a submission scored 0)
+        assert sorted(s.student.id for s in gradebook.find_assignment(ASSIGNMENT).submissions) == ["alice", "carol", "erin"]
+        assert sorted(s.id for s in gradebook.students) == ["alice", "bob", "carol", "dave", "erin"]
 
 
 def test_the_same_class_under_another_root_is_the_same_students(graded, classroom):
@@ -187,3 +190,23 @@ def test_wrong_use_gets_a_word_not_a_grade(classroom):
     missing = classroom["base"] / "no-such-course"
     proc = batch(classroom["root"], classroom["base"] / "out-missing", missing, classroom["template"])
     assert proc.returncode == 2 and "is not a folder" in proc.stderr and not missing.exists()
+
+
+def test_a_folder_name_no_terminal_should_print_is_graded_and_shown_inert(tmp_path):
+    """A line break, an escape sequence and a bidi override in a repository's folder name: the
+    repository is still read (git never sees the name), and no report carries the characters."""
+    template = tmp_path / "template"
+    write(template, template_files())
+    root = tmp_path / f"{SLUG}-submissions"
+    solved(accepted(root, "mal\nlory\x1b[31mRED\u202etxt"), BEFORE)
+    solved(accepted(root, "alice"), BEFORE)
+    course = tmp_path / "course"
+    course.mkdir()
+    proc = batch(root, tmp_path / "out", course, template)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    graded = rows(tmp_path / "out")
+    assert sorted(float(row["score"]) for row in graded.values()) == [FULL, FULL]
+    for path in (tmp_path / "out").rglob("*"):
+        if path.suffix in (".md", ".html", ".csv", ".json"):
+            text = path.read_text()
+            assert "\x1b" not in text and "\u202e" not in text, path

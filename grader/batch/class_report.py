@@ -95,11 +95,11 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
     modules that could not be graded, flags."""
     rows = []
     for s in students:
+        if s.skipped:
+            rows.append((s.name, "not graded", "; ".join(filter(None, [why(s), after_deadline(s.source)]))))
+            continue
         if s.source.get("commits_after_deadline"):
             rows.append((s.name, "commits after the deadline", after_deadline(s.source)))
-        if s.skipped:
-            rows.append((s.name, "not graded", why(s)))
-            continue
         if s.report.isolation and s.report.isolation != "namespaces":
             rows.append((s.name, "graded with weak isolation", s.report.isolation))
         for error in s.report.grader_errors[:3]:
@@ -118,7 +118,7 @@ def after_deadline(source: dict[str, str]) -> str:
     if not count:
         return ""
     return (f"{count} commit{'s' if count != 1 else ''} after the deadline (the latest committed "
-            f"{source.get('last_commit_after_deadline', '')}), not graded")
+            f"{source.get('last_commit_after_deadline', '')}): the work at the deadline is what counts")
 
 
 def isolation_summary(students: list[Student]) -> str:
@@ -242,7 +242,7 @@ def page_html(title, summary, stats, ranked, notes, students, pictures, feedback
            f"<title>{e(title)}</title>",
            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;"
-           "vertical-align:top}th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%;display:block;margin:1em 0}"
+           "vertical-align:top;overflow-wrap:anywhere;max-width:40em}th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%;display:block;margin:1em 0}"
            "</style></head><body>", f"<h1>{e(title)}</h1>", f"<p>{e(summary)}</p>"]
     out += [f'<img src="{html.escape(link(p, base))}" alt="{e(p.stem)}">' for p in pictures]
     if not pictures:

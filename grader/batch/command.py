@@ -244,7 +244,8 @@ def run(
     ordered = sorted(results.items(), key=lambda item: names[item[0]])
     where = [f"grades in {csv_path}"]
     if gradebook:
-        books.write_gradebook(gradebook, assignment, [(names[n], r) for n, r in ordered], duedate=due_text or None)
+        books.write_gradebook(gradebook, assignment, [(names[n], r) for n, r in ordered], duedate=due_text or None,
+                              not_graded={names[n] for n in skipped})
         where.append(f"the gradebook {gradebook / books.GRADEBOOK_FILE} ({len(ordered)} students"
                      + (f", due {due_text}" if due_text else "") + ")")
     pages = class_report.write(csv_path, reports_dir, assignment, rubric,
@@ -257,7 +258,7 @@ def run(
     after = sum(bool(source.get("commits_after_deadline")) for source in sources.values())
     after_text = f"{after} with commits after the deadline, " if after else ""
     console.print(escape(clean(
-        f"{len(pending)} submissions graded in {elapsed:.1f} s ({per:.2f} s each, {jobs} at a time), {reused} unchanged "
+        f"{len(pending)} submission{'s' if len(pending) != 1 else ''} graded in {elapsed:.1f} s ({per:.2f} s each, {jobs} at a time), {reused} unchanged "
         f"since an earlier run; {late}{after_text}{flagged} flagged, {failed} with grader errors; {', '.join(where)}; "
         f"reports in {reports_dir}; the class report: {pages.html} (and {pages.markdown.name})", 1000
     )), soft_wrap=True)

@@ -59,7 +59,12 @@ def parse(text: str) -> dt.datetime:
     except ValueError:
         raise DeadlineError(f"--deadline {text!r} is not a date and time; write it as 2026-03-01T23:59:00+01:00") from None
     if when.tzinfo is None:
-        raise DeadlineError(f"--deadline {text!r} has no time zone; add it, for example {text}+00:00 (UTC) or {text}+01:00")
+        stem = text.strip()
+        if "T" not in stem.upper() and " " not in stem:  # a date alone: fromisoformat reads it as midnight
+            day = stem[:10]
+            raise DeadlineError(f"--deadline {text!r} is a date without a time; write the moment with its time "
+                                f"zone, for example {day}T23:59:00+00:00 (UTC) or {day}T23:59:00+01:00")
+        raise DeadlineError(f"--deadline {text!r} has no time zone; add it, for example {stem}+00:00 (UTC) or {stem}+01:00")
     return when
 
 

@@ -130,16 +130,19 @@ def read_students(course_dir: Path) -> dict[str, dict]:
 
 
 def graded_ids(course_dir: Path, assignment: str) -> set[str]:
-    """The ids of the students who have a submission of ``assignment`` in the course's gradebook."""
+    """The ids of the students the course's gradebook holds for ``assignment``: those with a
+    submission of it, and those with no submission at all (``batch`` records a student it could
+    not grade so)."""
     if not (course_dir / GRADEBOOK_FILE).is_file():
         return set()
     from nbgrader.api import Gradebook, MissingEntry
 
     with _alembic_on_path(), Gradebook(_url(course_dir / GRADEBOOK_FILE)) as gradebook:
+        ids = {s.id for s in gradebook.students if not s.submissions}
         try:
-            return {s.student.id for s in gradebook.find_assignment(assignment).submissions}
+            return ids | {s.student.id for s in gradebook.find_assignment(assignment).submissions}
         except MissingEntry:
-            return set()
+            return ids
 
 
 def id_changes(recorded: set[str], ids: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -171,11 +174,14 @@ def due_date_problem(text: str) -> str:
     return ""
 
 
-def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, Report]], *, duedate: str | None = None) -> None:
+def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, Report]], *, duedate: str | None = None,
+                    not_graded: set[str] = frozenset()) -> None:
     """Put every student's scores into ``course_dir/gradebook.db`` through nbgrader's API.
 
     Creates the assignment, a notebook per exercise and a grade cell per test when missing;
     creates students and submissions; sets each grade's ``auto_score`` (regrading overwrites).
+    A student in ``not_graded`` (nothing could be graded) is in the roster with no submission,
+    as nbgrader has a student who submitted nothing, not a submission scored 0.
     The database is written as a copy that then replaces it: an interrupted batch leaves the
     previous gradebook whole.
     """
@@ -189,7 +195,8 @@ def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, 
         else:
             os.unlink(temporary)  # nbgrader creates a new database (and its tables) itself
         cleaned = [(clean(student_id, NAME), clean_report(report)) for student_id, report in results]
-        _fill_gradebook(Path(temporary), assignment, cleaned, duedate=duedate)
+        _fill_gradebook(Path(temporary), assignment, cleaned, duedate=duedate,
+                        not_graded={clean(student_id, NAME) for student_id in not_graded})
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -197,7 +204,8 @@ def write_gradebook(course_dir: Path, assignment: str, results: list[tuple[str, 
         raise
 
 
-def _fill_gradebook(database: Path, assignment: str, results: list[tuple[str, Report]], *, duedate: str | None) -> None:
+def _fill_gradebook(database: Path, assignment: str, results: list[tuple[str, Report]], *, duedate: str | None,
+                    not_graded: set[str] = frozenset()) -> None:
     """Put the scores into the gradebook ``database`` (see :func:`write_gradebook`)."""
     import warnings
 
@@ -230,6 +238,10 @@ def _fill_gradebook(database: Path, assignment: str, results: list[tuple[str, Re
         notebooks = {nb.name: nb for nb in gradebook.find_assignment(assignment).notebooks}
         for student_id, report in results:
             gradebook.update_or_create_student(student_id)
+            if student_id in not_graded:  # no submission (one an earlier run made is removed: nothing stands now)
+                with contextlib.suppress(MissingEntry):
+                    gradebook.remove_submission(assignment, student_id)
+                continue
             submission = gradebook.update_or_create_submission(assignment, student_id)
             submitted = {nb.name: nb for nb in submission.notebooks}
             for exercise in report.exercises:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 
-from grader.hygiene import clean_report, shortened
+from grader.hygiene import clean, clean_report, shortened
 from grader.model import Diagnosis, ExerciseResult, Report, TestResult
 from grader.reports.common import code_block, lead, one_reason, side_by_side
 
@@ -38,7 +38,7 @@ def md(text: str, limit: int = MESSAGE_CHARS) -> str:
     close (not ``self_attention_v1`` or ``2 * 3``), bare URLs, ``www.`` and e-mail addresses,
     math (``$``), and a block marker at the start of the line. Dates, shapes, ``[0, 0]`` and
     ``x ** 0.5`` stay as they are."""
-    text = shortened(" ".join(str(text).split()), limit)
+    text = shortened(" ".join(clean(text, limit + 1).split()), limit)  # no control or bidi character either
     out = []
     n = len(text)
     i = 0
