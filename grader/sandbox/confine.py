@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 
-from grader.sandbox import linux, rootfs, syscall_filter
+from grader.sandbox import linux, pagecache, rootfs, syscall_filter
 from grader.sandbox.capture import Capture, Worker, keep_only_channel, redirect_output
 from grader.settings import PROJECT_ROOT
 
@@ -55,6 +55,7 @@ class Box:
         self.sandbox_dir = sandbox_dir
         self.init: subprocess.Popen | None = None
         self.user_namespace = False
+        self.guard: int | None = None  # a fanotify group: opens wait until the file is resident (pagecache)
         self.new_output()
         self.mode = isolation
         if isolation.split("; ")[0] == NAMESPACES:
@@ -63,6 +64,8 @@ class Box:
                 self.init = _start_init()
             except OSError as exc:  # should not happen once probe() succeeded
                 self.mode = f"no namespaces: {exc}"
+            if self.init is not None and not self.user_namespace:
+                self.guard = pagecache.GROUP
         if self.init is None:
             linux.set_child_subreaper()
         missing = syscall_filter.unavailable()
@@ -88,6 +91,8 @@ class Box:
                 if self.init is not None:
                     _enter_worker_namespace()
                     rootfs.renew_scratch(self.sandbox_dir, scratch_mb=4 * self.limits["file_mb"])
+                if self.guard is not None:  # before any descriptor is closed: the group's is inherited
+                    pagecache.mark_mounts(self.guard)
                 redirect_output(output_write)
                 channel = keep_only_channel(write_end)
                 confine(self.limits, user_namespace=self.user_namespace, seccomp=self.filtered)
