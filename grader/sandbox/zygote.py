@@ -102,15 +102,22 @@ def reap_handlers(*_) -> None:
 
 
 def handle(conn: socket.socket) -> None:
-    """Run one plan: read it, wait for the sandbox's turn, run every module, stream results, then say ``done``."""
+    """Run one plan: read it, get its supervisors ready, wait for the sandbox's turn, run every
+    module, stream results, then say ``done``.
+
+    Each supervisor loads its probes and references and builds its box (namespaces, root, init)
+    while the plan still waits for its turn, so that the turn is spent running workers; no worker
+    starts before the turn is this plan's (:func:`start_group`)."""
     stream = conn.makefile("rwb")
     plan = json.loads(stream.readline())
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
+    ready = [[start_group(plan, group) for group in module_groups(phase, plan["limits"]["workers"])]
+             for phase in phases(plan)]
     with turn(lambda: emit({"event": "waiting"})):
         if GUARDED and not PINNED:  # whatever the last plan evicted of the files every worker inherits mapped
             pagecache.resident_mappings()
-        for phase in phases(plan):  # a phase's workers hold the same references; phases run one after the other
-            run_phase(plan, phase, stream)
+        for phase in ready:  # a phase's workers hold the same references; phases run one after the other
+            run_phase(phase, stream)
     emit({"event": "done"})
 
 
@@ -140,27 +147,40 @@ def turn(waiting):
         os.close(fd)  # releases the lock: every supervisor of the plan has been reaped, its box closed
 
 
-def run_phase(plan: dict, phase: list[tuple[str, dict]], stream) -> None:
-    """Run one phase's groups, ``workers`` at a time, relaying each supervisor's events as it ends."""
-    groups = module_groups(phase, plan["limits"]["workers"])
-    running: dict[int, tuple] = {}  # pid -> (stems, supervisor pipe)
-    while groups or running:
-        while groups and len(running) < plan["limits"]["workers"]:
-            group = groups.pop(0)
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read_end)
-                linux.die_with_parent()
-                with os.fdopen(write_end, "w") as out:
-                    for event in supervise_group(plan, group):
-                        out.write(json.dumps(event) + "\n")
-                os._exit(0)
-            os.close(write_end)
-            running[pid] = (group, os.fdopen(read_end, "r"))
-        # Relay one finished supervisor at a time, in whatever order they finish.
-        ready, _, _ = select.select([pipe for _, pipe in running.values()], [], [])
-        for pid, (_stem, pipe) in list(running.items()):
+def start_group(plan: dict, group: list[tuple[str, dict]]) -> tuple[int, int, object]:
+    """Fork the supervisor of ``group``: it loads the probes and references and builds its box at
+    once, then waits for a byte on its go pipe before it starts any worker (none if the pipe closes
+    first). Return its pid, the go pipe's write end and the pipe its events come on."""
+    read_end, write_end = os.pipe()
+    go_read, go_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.close(go_write)
+            linux.die_with_parent()
+            with os.fdopen(write_end, "w") as out:
+                for event in supervise_group(plan, group, lambda: os.read(go_read, 1) == b"g"):
+                    out.write(json.dumps(event) + "\n")
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.close(go_read)
+    return pid, go_write, os.fdopen(read_end, "r")
+
+
+def run_phase(groups: list[tuple[int, int, object]], stream) -> None:
+    """Let one phase's supervisors (:func:`start_group`) start their workers, side by side, and
+    relay each supervisor's events as it ends."""
+    running: dict[int, object] = {}
+    for pid, go, pipe in groups:
+        with contextlib.suppress(OSError):  # a supervisor that failed before: its probes get no result
+            os.write(go, b"g")
+        os.close(go)
+        running[pid] = pipe
+    while running:  # relay one finished supervisor at a time, in whatever order they finish
+        ready, _, _ = select.select(list(running.values()), [], [])
+        for pid, pipe in list(running.items()):
             if pipe in ready:
                 for line in pipe:
                     stream.write(line.encode())
@@ -196,11 +216,14 @@ def module_groups(phase: list[tuple[str, dict]], workers: int) -> list[list[tupl
     return [phase[start::count] for start in range(count)]
 
 
-def supervise_group(plan: dict, group: list[tuple[str, dict]]):
-    """Load every module's probes and references, build one Box, run the modules in turn; yield events."""
+def supervise_group(plan: dict, group: list[tuple[str, dict]], go=lambda: True):
+    """Load every module's probes and references, build one Box, then, once ``go()`` says so (the
+    plan's turn has come), run the modules in turn; yield events."""
     prepared = [(stem, spec, *prepare(stem, spec)) for stem, spec in group]  # before the box: our files are readable only here
     box = confine.Box(plan["limits"], plan["sandbox_dir"], ISOLATION)
     try:
+        if not go():
+            return
         for stem, spec, probes_module, references in prepared:
             yield from supervise(plan, stem, spec, box, probes_module, references)
     finally:
