@@ -24,6 +24,7 @@ need ``CAP_SYS_ADMIN`` in the first user namespace (root, isolation level 1); el
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import mmap
 import os
@@ -99,9 +100,11 @@ def _answer(group: int) -> None:
                 if mask & FAN_OPEN_PERM:
                     try:
                         make_resident(fd)
-                    except (OSError, ValueError):
-                        pass  # a file that cannot be mapped (empty, special): nothing to make resident
-                    os.write(group, RESPONSE.pack(fd, FAN_ALLOW))
+                    except Exception:  # noqa: BLE001 - a file that cannot be mapped (special): nothing to do
+                        pass
+                    # Never fails this process: with no one answering, every later open would wait forever.
+                    with contextlib.suppress(OSError):  # the opener was killed meanwhile
+                        os.write(group, RESPONSE.pack(fd, FAN_ALLOW))
             finally:
                 os.close(fd)
 
