@@ -77,8 +77,11 @@ class Box:
         """Capture anew: what the next module's workers print is that module's alone."""
         self.output = Capture(self.limits.get("output_chars", 2000))
 
-    def spawn(self, run) -> Worker:
-        """Fork a worker that confines itself, then calls ``run(channel)`` (a text file)."""
+    def spawn(self, run, gate: int | None = None) -> Worker:
+        """Fork a worker that confines itself, then calls ``run(channel)`` (a text file). With
+        ``gate`` (a pipe's read end), the confined worker first waits for a byte on it (its stdin)
+        and ends at once if the pipe closes without one: it is ready before its turn, and runs
+        student code only in it."""
         read_end, write_end = os.pipe()
         output_read, output_write = os.pipe()
         pid = os.fork()
@@ -94,8 +97,12 @@ class Box:
                 if self.guard is not None:  # before any descriptor is closed: the group's is inherited
                     pagecache.mark_mounts(self.guard)
                 redirect_output(output_write)
+                if gate is not None:
+                    os.dup2(gate, 0)  # instead of /dev/null: empty once the supervisor closes it
                 channel = keep_only_channel(write_end)
                 confine(self.limits, user_namespace=self.user_namespace, seccomp=self.filtered)
+                if gate is not None and os.read(0, 1) != b"g":
+                    os._exit(0)
                 with os.fdopen(channel, "w") as stream:
                     run(stream)
             except BaseException:  # noqa: BLE001 - the worker must end here, whatever happened

@@ -217,38 +217,60 @@ def module_groups(phase: list[tuple[str, dict]], workers: int) -> list[list[tupl
 
 
 def supervise_group(plan: dict, group: list[tuple[str, dict]], go=lambda: True):
-    """Load every module's probes and references, build one Box, then, once ``go()`` says so (the
-    plan's turn has come), run the modules in turn; yield events."""
+    """Load every module's probes and references, build one Box and fork the first module's first
+    worker, which confines itself and waits; once ``go()`` says so (the plan's turn has come), let
+    it run and run the modules in turn; yield events."""
     prepared = [(stem, spec, *prepare(stem, spec)) for stem, spec in group]  # before the box: our files are readable only here
     box = confine.Box(plan["limits"], plan["sandbox_dir"], ISOLATION)
+    first = None
     try:
+        if prepared and prepared[0][1]["probes"]:
+            stem, spec, probes_module, references = prepared[0]
+            box.new_output()
+            gate, release = os.pipe()
+            first = (box.spawn(lambda channel: run_worker(plan, stem, probes_module, references, 0, channel), gate=gate),
+                     release)
+            os.close(gate)
         if not go():
             return
-        for stem, spec, probes_module, references in prepared:
-            yield from supervise(plan, stem, spec, box, probes_module, references)
+        for index, (stem, spec, probes_module, references) in enumerate(prepared):
+            ready = first if index == 0 else None
+            yield from supervise(plan, stem, spec, box, probes_module, references, ready)
     finally:
         box.close()
 
 
-def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict):
-    """Run ``stem``'s probes in workers in ``box``, restarting after a hang or crash; yield events."""
+def run_worker(plan: dict, stem: str, probes_module, references: dict, base: int, channel) -> None:
+    """In a worker: the references its module builds on, under their stems; then its probes from ``base`` on."""
+    sys.modules.update(references)
+    worker.run(channel, stem, plan["sandbox_dir"], probes_module, plan["modules"][stem]["probes"][base:],
+               steps=plan.get("steps", True))
+
+
+def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict, ready=None):
+    """Run ``stem``'s probes in workers in ``box``, restarting after a hang or crash; yield events.
+    ``ready``: its first worker, already forked and waiting (and its output captured anew), with
+    the pipe that lets it run."""
     limits = plan["limits"]
     probes = spec["probes"]
     # A second plan for the same module (the diagnosis's re-run) carries what is left of its budget.
     budget = min(float(spec.get("budget", limits["module_budget"])), limits["module_budget"])
     started = time.monotonic()
     budget_end = started + budget
-    box.new_output()
+    if ready is None:
+        box.new_output()
     yield {"module": stem, "event": "isolation", "mode": box.mode}
-
-    def run(channel, base: int) -> None:  # in the worker: the references this module builds on, under their stems
-        sys.modules.update(references)
-        worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:], steps=plan.get("steps", True))
 
     next_probe = 0
     while next_probe < len(probes) and time.monotonic() < budget_end:
         base = next_probe
-        proc = box.spawn(lambda channel, base=base: run(channel, base))
+        if ready is not None:
+            proc, release = ready
+            ready = None
+            os.write(release, b"g")
+            os.close(release)
+        else:
+            proc = box.spawn(lambda channel, base=base: run_worker(plan, stem, probes_module, references, base, channel))
         for event in watch(proc, limits, budget_end, len(probes) - base):
             if event["outcome"] == "module_error":
                 for probe in probes[base:]:
@@ -260,6 +282,9 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
                 next_probe = base + index + 1
         proc.finish()
         box.sweep()
+    if ready is not None:  # no time left to run it (a re-run's budget): it ends without running anything
+        os.close(ready[1])
+        ready[0].finish()
     for probe in probes[next_probe:]:
         error = {"message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}
         yield {"module": stem, "id": probe["id"], "outcome": "timeout", "error": error}
