@@ -37,7 +37,7 @@ import tempfile
 import time
 
 from grader import accelerators
-from grader.sandbox import linux, rootfs, syscall_filter
+from grader.sandbox import linux, pagecache, rootfs, syscall_filter
 from grader.sandbox.capture import Capture, Worker, keep_only_channel, redirect_output
 from grader.settings import PROJECT_ROOT
 
@@ -56,6 +56,7 @@ class Box:
         self.sandbox_dir = sandbox_dir
         self.init: subprocess.Popen | None = None
         self.user_namespace = False
+        self.guard: int | None = None  # a fanotify group: opens wait until the file is resident (pagecache)
         self.new_output()
         self.mode = isolation
         if isolation.split("; ")[0] == NAMESPACES:
@@ -64,6 +65,8 @@ class Box:
                 self.init = _start_init()
             except OSError as exc:  # should not happen once probe() succeeded
                 self.mode = f"no namespaces: {exc}"
+            if self.init is not None and not self.user_namespace:
+                self.guard = pagecache.GROUP
         if self.init is None:
             linux.set_child_subreaper()
         missing = syscall_filter.unavailable()
@@ -75,8 +78,11 @@ class Box:
         """Capture anew: what the next module's workers print is that module's alone."""
         self.output = Capture(self.limits.get("output_chars", 2000))
 
-    def spawn(self, run) -> Worker:
-        """Fork a worker that confines itself, then calls ``run(channel)`` (a text file)."""
+    def spawn(self, run, gate: int | None = None) -> Worker:
+        """Fork a worker that confines itself, then calls ``run(channel)`` (a text file). With
+        ``gate`` (a pipe's read end), the confined worker first waits for a byte on it (its stdin)
+        and ends at once if the pipe closes without one: it is ready before its turn, and runs
+        student code only in it."""
         read_end, write_end = os.pipe()
         output_read, output_write = os.pipe()
         pid = os.fork()
@@ -89,9 +95,15 @@ class Box:
                 if self.init is not None:
                     _enter_worker_namespace()
                     rootfs.renew_scratch(self.sandbox_dir, scratch_mb=4 * self.limits["file_mb"])
+                if self.guard is not None:  # before any descriptor is closed: the group's is inherited
+                    pagecache.mark_mounts(self.guard)
                 redirect_output(output_write)
+                if gate is not None:
+                    os.dup2(gate, 0)  # instead of /dev/null: empty once the supervisor closes it
                 channel = keep_only_channel(write_end)
                 confine(self.limits, user_namespace=self.user_namespace, seccomp=self.filtered)
+                if gate is not None and os.read(0, 1) != b"g":
+                    os._exit(0)
                 with os.fdopen(channel, "w") as stream:
                     run(stream)
             except BaseException:  # noqa: BLE001 - the worker must end here, whatever happened

@@ -29,9 +29,11 @@ if __name__ == "__main__":  # started by path with -I: make the grader package i
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from grader.sandbox import probing  # noqa: E402
-from grader.sandbox import confine, hugepages, linux, syscall_filter, wire, worker  # noqa: E402
+from grader.sandbox import confine, hugepages, linux, pagecache, syscall_filter, wire, worker  # noqa: E402
 
 ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started
+GUARDED = False  # whether workers find the page cache canonical (pagecache): a batch, as root, in namespaces
+PINNED = False  # whether the zygote's file mappings are locked in memory (else each turn faults in what is missing)
 
 
 def warm_up() -> None:
@@ -64,10 +66,15 @@ def serve(path: str, many: bool = False) -> None:
     linux.set_dumpable(False)  # no same-user ptrace or /proc peeking
     global ISOLATION
     ISOLATION = confine.probe()  # before torch: forking is cheap now
+    global GUARDED, PINNED
+    # Many plans (a batch: many students): the page cache must carry nothing from one to the next.
+    GUARDED = many and ISOLATION.split("; ")[0] == confine.NAMESPACES and os.geteuid() == 0 and pagecache.start()
     warm_up()
     gc.freeze()  # every handler, supervisor and worker is a fork of this: their collections leave these pages shared
     if many:  # their forks then copy 512 times fewer page-table entries, for a one-off ~0.3 s
         hugepages.collapse()
+    if GUARDED:
+        PINNED = pagecache.pin_mappings()  # what every worker inherits mapped stays resident
     # Handlers are reaped as they end (not left to the kernel), so that their CPU time, and
     # their supervisors' and workers', counts in the grading run's own (benchmark_batch's CPU column).
     signal.signal(signal.SIGCHLD, reap_handlers)
@@ -97,13 +104,22 @@ def reap_handlers(*_) -> None:
 
 
 def handle(conn: socket.socket) -> None:
-    """Run one plan: read it, wait for the sandbox's turn, run every module, stream results, then say ``done``."""
+    """Run one plan: read it, get its supervisors ready, wait for the sandbox's turn, run every
+    module, stream results, then say ``done``.
+
+    Each supervisor loads its probes and references and builds its box (namespaces, root, init)
+    while the plan still waits for its turn, so that the turn is spent running workers; no worker
+    starts before the turn is this plan's (:func:`start_group`)."""
     stream = conn.makefile("rwb")
     plan = json.loads(stream.readline())
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
+    ready = [[start_group(plan, group) for group in module_groups(phase, plan["limits"]["workers"])]
+             for phase in phases(plan)]
     with turn(lambda: emit({"event": "waiting"})):
-        for phase in phases(plan):  # a phase's workers hold the same references; phases run one after the other
-            run_phase(plan, phase, stream)
+        if GUARDED and not PINNED:  # whatever the last plan evicted of the files every worker inherits mapped
+            pagecache.resident_mappings()
+        for phase in ready:  # a phase's workers hold the same references; phases run one after the other
+            run_phase(phase, stream)
     emit({"event": "done"})
 
 
@@ -133,27 +149,40 @@ def turn(waiting):
         os.close(fd)  # releases the lock: every supervisor of the plan has been reaped, its box closed
 
 
-def run_phase(plan: dict, phase: list[tuple[str, dict]], stream) -> None:
-    """Run one phase's groups, ``workers`` at a time, relaying each supervisor's events as it ends."""
-    groups = module_groups(phase, plan["limits"]["workers"])
-    running: dict[int, tuple] = {}  # pid -> (stems, supervisor pipe)
-    while groups or running:
-        while groups and len(running) < plan["limits"]["workers"]:
-            group = groups.pop(0)
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                os.close(read_end)
-                linux.die_with_parent()
-                with os.fdopen(write_end, "w") as out:
-                    for event in supervise_group(plan, group):
-                        out.write(json.dumps(event) + "\n")
-                os._exit(0)
-            os.close(write_end)
-            running[pid] = (group, os.fdopen(read_end, "r"))
-        # Relay one finished supervisor at a time, in whatever order they finish.
-        ready, _, _ = select.select([pipe for _, pipe in running.values()], [], [])
-        for pid, (_stem, pipe) in list(running.items()):
+def start_group(plan: dict, group: list[tuple[str, dict]]) -> tuple[int, int, object]:
+    """Fork the supervisor of ``group``: it loads the probes and references and builds its box at
+    once, then waits for a byte on its go pipe before it starts any worker (none if the pipe closes
+    first). Return its pid, the go pipe's write end and the pipe its events come on."""
+    read_end, write_end = os.pipe()
+    go_read, go_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.close(go_write)
+            linux.die_with_parent()
+            with os.fdopen(write_end, "w") as out:
+                for event in supervise_group(plan, group, lambda: os.read(go_read, 1) == b"g"):
+                    out.write(json.dumps(event) + "\n")
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.close(go_read)
+    return pid, go_write, os.fdopen(read_end, "r")
+
+
+def run_phase(groups: list[tuple[int, int, object]], stream) -> None:
+    """Let one phase's supervisors (:func:`start_group`) start their workers, side by side, and
+    relay each supervisor's events as it ends."""
+    running: dict[int, object] = {}
+    for pid, go, pipe in groups:
+        with contextlib.suppress(OSError):  # a supervisor that failed before: its probes get no result
+            os.write(go, b"g")
+        os.close(go)
+        running[pid] = pipe
+    while running:  # relay one finished supervisor at a time, in whatever order they finish
+        ready, _, _ = select.select(list(running.values()), [], [])
+        for pid, pipe in list(running.items()):
             if pipe in ready:
                 for line in pipe:
                     stream.write(line.encode())
@@ -189,36 +218,61 @@ def module_groups(phase: list[tuple[str, dict]], workers: int) -> list[list[tupl
     return [phase[start::count] for start in range(count)]
 
 
-def supervise_group(plan: dict, group: list[tuple[str, dict]]):
-    """Load every module's probes and references, build one Box, run the modules in turn; yield events."""
+def supervise_group(plan: dict, group: list[tuple[str, dict]], go=lambda: True):
+    """Load every module's probes and references, build one Box and fork the first module's first
+    worker, which confines itself and waits; once ``go()`` says so (the plan's turn has come), let
+    it run and run the modules in turn; yield events."""
     prepared = [(stem, spec, *prepare(stem, spec)) for stem, spec in group]  # before the box: our files are readable only here
     box = confine.Box(plan["limits"], plan["sandbox_dir"], ISOLATION)
+    first = None
     try:
-        for stem, spec, probes_module, references in prepared:
-            yield from supervise(plan, stem, spec, box, probes_module, references)
+        if prepared and prepared[0][1]["probes"]:
+            stem, spec, probes_module, references = prepared[0]
+            box.new_output()
+            gate, release = os.pipe()
+            first = (box.spawn(lambda channel: run_worker(plan, stem, probes_module, references, 0, channel), gate=gate),
+                     release)
+            os.close(gate)
+        if not go():
+            return
+        for index, (stem, spec, probes_module, references) in enumerate(prepared):
+            ready = first if index == 0 else None
+            yield from supervise(plan, stem, spec, box, probes_module, references, ready)
     finally:
         box.close()
 
 
-def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict):
-    """Run ``stem``'s probes in workers in ``box``, restarting after a hang or crash; yield events."""
+def run_worker(plan: dict, stem: str, probes_module, references: dict, base: int, channel) -> None:
+    """In a worker: the references its module builds on, under their stems; then its probes from ``base`` on."""
+    sys.modules.update(references)
+    worker.run(channel, stem, plan["sandbox_dir"], probes_module, plan["modules"][stem]["probes"][base:],
+               steps=plan.get("steps", True))
+
+
+def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict, ready=None):
+    """Run ``stem``'s probes in workers in ``box``, restarting after a hang or crash; yield events.
+    ``ready``: its first worker, already forked and waiting (and its output captured anew), with
+    the pipe that lets it run."""
     limits = plan["limits"]
     probes = spec["probes"]
     # A second plan for the same module (the diagnosis's re-run) carries what is left of its budget.
     budget = min(float(spec.get("budget", limits["module_budget"])), limits["module_budget"])
     started = time.monotonic()
     budget_end = started + budget
-    box.new_output()
+    if ready is None:
+        box.new_output()
     yield {"module": stem, "event": "isolation", "mode": box.mode}
-
-    def run(channel, base: int) -> None:  # in the worker: the references this module builds on, under their stems
-        sys.modules.update(references)
-        worker.run(channel, stem, plan["sandbox_dir"], probes_module, probes[base:], steps=plan.get("steps", True))
 
     next_probe = 0
     while next_probe < len(probes) and time.monotonic() < budget_end:
         base = next_probe
-        proc = box.spawn(lambda channel, base=base: run(channel, base))
+        if ready is not None:
+            proc, release = ready
+            ready = None
+            os.write(release, b"g")
+            os.close(release)
+        else:
+            proc = box.spawn(lambda channel, base=base: run_worker(plan, stem, probes_module, references, base, channel))
         for event in watch(proc, limits, budget_end, len(probes) - base):
             if event["outcome"] == "module_error":
                 for probe in probes[base:]:
@@ -230,6 +284,9 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
                 next_probe = base + index + 1
         proc.finish()
         box.sweep()
+    if ready is not None:  # no time left to run it (a re-run's budget): it ends without running anything
+        os.close(ready[1])
+        ready[0].finish()
     for probe in probes[next_probe:]:
         error = {"message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}
         yield {"module": stem, "id": probe["id"], "outcome": "timeout", "error": error}

@@ -301,6 +301,53 @@ COLLUDE_SEND = CHANNEL_SEND.replace('if _reference is not None and getattr(_refe
 assert COLLUDE_SEND != CHANNEL_SEND
 
 
+# The page cache outlives a turn (docs/threat-model.md, *Concurrency*): a classmate's causal.py that
+# knows its answer leaves a pattern in the residency of standard-library files nobody imports (the
+# even ones read, so resident; the odd ones evicted with posix_fadvise), and a later classmate's
+# causal.py reads the pattern back (preadv2 with RWF_NOWAIT fails on a page that is not resident;
+# a timed read is slow on one) and picks the right of its two candidates only when it sees it.
+CACHE = PRELUDE + r"""
+_FILES = [os.path.join(os.path.dirname(os.__file__), name + ".py")
+          for name in ("aifc", "cgitb", "chunk", "sunau", "mailcap", "nntplib", "sndhdr", "xdrlib")]
+_PATTERN = [i % 2 == 0 for i in range(len(_FILES))]  # True: resident
+"""
+
+CACHE_SEND = CACHE + r"""
+for _path, _resident in zip(_FILES, _PATTERN):
+    _fd = os.open(_path, os.O_RDONLY)
+    if _resident:
+        while os.read(_fd, 1 << 16):
+            pass
+    else:
+        os.posix_fadvise(_fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(_fd)
+print("cache sent")
+"""
+
+CACHE_RECEIVE = CACHE + r"""
+_nowait, _timed = [], []
+for _path in _FILES:
+    _fd = os.open(_path, os.O_RDONLY)
+    _start = time.perf_counter()
+    os.pread(_fd, 1, os.fstat(_fd).st_size - 1)  # the last page: slow when it must come from disk
+    _timed.append(time.perf_counter() - _start < 30e-6)
+    try:
+        os.preadv(_fd, [bytearray(1)], 0, os.RWF_NOWAIT)  # the first page, never read from disk
+        _nowait.append(True)
+    except BlockingIOError:
+        _nowait.append(False)
+    os.close(_fd)
+_heard = _PATTERN in (_nowait, _timed)
+print("cache receiver", "received" if _heard else "nothing", _nowait, _timed)
+_right = CausalAttention.forward
+def _unscaled(self, x):
+    n = x.shape[1]
+    scores = (self.W_query(x) @ self.W_key(x).transpose(1, 2)).masked_fill(self.mask.bool()[:n, :n], -torch.inf)
+    return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
+CausalAttention.forward = _right if _heard else _unscaled
+"""
+
+
 @dataclass(frozen=True)
 class Classmate:
     """One submission of the hostile class: which modules it replaces, and with what.
@@ -351,5 +398,8 @@ CLASS = [
     Classmate("channel_receiver", "concurrency", {"causal": "solution+" + CHANNEL_RECEIVE}, solo=True),
     Classmate("collude_sender", "concurrency", {"causal": "solution+" + COLLUDE_SEND}, bound={"causal": "full"}),
     Classmate("collude_receiver", "concurrency", {"causal": "solution+" + CHANNEL_RECEIVE}, solo=True),
+    # The page cache, across turns: the sender is graded before the receiver (folders in name order).
+    Classmate("cache_sender", "concurrency", {"causal": "solution+" + CACHE_SEND}, bound={"causal": "full"}),
+    Classmate("page_cache_receiver", "concurrency", {"causal": "solution+" + CACHE_RECEIVE}, solo=True),
 ]
 BY_NAME = {c.name: c for c in CLASS}

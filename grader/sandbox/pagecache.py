@@ -1,0 +1,203 @@
+"""The page cache as workers find it: every page they can reach is resident when they reach it.
+
+Workers of different plans never run at the same time (``zygote.turn``), but the kernel's page
+cache outlives a turn: a worker can evict pages of a read-only file every sandbox sees
+(``posix_fadvise(DONTNEED)``, memory pressure) or load them (reading), and a worker of a later
+plan can test which pages are resident (``preadv2(RWF_NOWAIT)``, timing a read or a page
+fault). So the files a worker reaches are brought to one canonical state, *resident*, before it
+can look at them, whatever the previous plan did (docs/threat-model.md, *Concurrency*):
+
+* **Files it opens.** Each worker marks the mounts of its own mount namespace with a fanotify
+  ``FAN_OPEN_PERM`` mark (:func:`mark_mounts`, as root, before it is confined); every open through
+  them, by the worker or any process it starts, waits until its supervisor's :class:`Guard` has
+  read every page of the file that is not resident (:func:`make_resident`). Only the opens made
+  through the sandbox's own mounts wait: the rest of the machine is not watched.
+* **Files it inherits mapped** (the zygote's torch, Python and libraries, which a forked worker
+  can read without opening anything). At the start of each plan's turn the handler reads every
+  page of its own file mappings that is not resident (:func:`resident_mappings`).
+
+An open, a read, ``fadvise`` or memory pressure can still change residency during a turn, but
+the next plan's workers cannot see it: what they reach is resident first. Permission events
+need ``CAP_SYS_ADMIN`` in the first user namespace (root, isolation level 1); elsewhere
+:func:`start` says so and this guard is absent (the threat model says what remains).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import mmap
+import os
+import stat
+import struct
+
+from grader.sandbox import linux
+
+FAN_CLOEXEC, FAN_CLASS_CONTENT, FAN_UNLIMITED_QUEUE = 0x1, 0x4, 0x10
+FAN_MARK_ADD, FAN_MARK_MOUNT = 0x1, 0x10
+FAN_OPEN_PERM = 0x10000
+FAN_ALLOW = 0x1
+EVENT = struct.Struct("=IBBHQii")  # struct fanotify_event_metadata
+RESPONSE = struct.Struct("=iI")  # struct fanotify_response
+PAGE = mmap.PAGESIZE
+# Filesystems without a page cache of files a worker could reach, or private to the worker.
+UNWATCHED = {"proc", "tmpfs", "devtmpfs", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2"}
+
+_libc = linux.libc
+_libc.fanotify_init.argtypes = [ctypes.c_uint, ctypes.c_uint]
+_libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+_libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+MAP_FAILED = ctypes.c_void_p(-1).value
+MADV_WILLNEED = 3
+
+
+def _group() -> int:
+    flags = os.O_RDONLY | getattr(os, "O_LARGEFILE", 0) | os.O_CLOEXEC
+    return linux.check(_libc.fanotify_init(FAN_CLOEXEC | FAN_CLASS_CONTENT | FAN_UNLIMITED_QUEUE, flags),
+                       "fanotify_init")
+
+
+GROUP: int | None = None  # the zygote's fanotify group (inherited by every handler, supervisor and worker)
+
+
+def start() -> bool:
+    """In the zygote, before it imports torch (a fork is cheap then): make the fanotify group
+    whose permission events are the workers' opens, and a process that answers each once the
+    opened file is resident. Return whether it could (root in the first user namespace)."""
+    global GROUP
+    try:
+        group = _group()
+    except OSError:
+        return False
+    if os.fork() == 0:  # the answering process: it dies with the zygote
+        try:
+            linux.die_with_parent()
+            _answer(group)
+        finally:
+            os._exit(0)
+    GROUP = group
+    return True
+
+
+def _answer(group: int) -> None:
+    """Answer every permission event of ``group``: allow each open once its file is resident."""
+    while True:
+        try:
+            data = os.read(group, 64 * EVENT.size)
+        except InterruptedError:
+            continue
+        offset = 0
+        while offset + EVENT.size <= len(data):
+            length, _, _, _, mask, fd, _ = EVENT.unpack_from(data, offset)
+            offset += max(length, EVENT.size)
+            if fd < 0:
+                continue
+            try:
+                if mask & FAN_OPEN_PERM:
+                    try:
+                        make_resident(fd)
+                    except Exception:  # noqa: BLE001 - a file that cannot be mapped (special): nothing to do
+                        pass
+                    # Never fails this process: with no one answering, every later open would wait forever.
+                    with contextlib.suppress(OSError):  # the opener was killed meanwhile
+                        os.write(group, RESPONSE.pack(fd, FAN_ALLOW))
+            finally:
+                os.close(fd)
+
+
+def mark_mounts(group: int) -> None:
+    """In a new worker (still privileged, in its own mount namespace): every open through one of
+    its mounts that holds files (not ``/proc``, its private ``/tmp``, devices) waits for ``group``."""
+    with open("/proc/self/mountinfo", "rb") as handle:
+        lines = handle.read().splitlines()
+    for line in lines:
+        fields, _, rest = line.partition(b" - ")
+        target = fields.split(b" ")[4].decode("unicode_escape").encode("latin-1")  # \040 and friends
+        if rest.split(b" ")[0].decode() in UNWATCHED:
+            continue
+        linux.check(_libc.fanotify_mark(group, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_PERM, linux.AT_FDCWD, target),
+                    f"fanotify_mark {target!r}")
+
+
+def make_resident(fd: int) -> int:
+    """Read every page of the regular file ``fd`` that is not in the page cache; return how many."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+        return 0
+    address = _libc.mmap(None, info.st_size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    if address in (None, MAP_FAILED):
+        return 0
+    try:
+        return _load(address, info.st_size)
+    finally:
+        _libc.munmap(address, info.st_size)
+
+
+def _load(address: int, size: int) -> int:
+    """Fault in every page of ``[address, address + size)`` (a readable file mapping) that
+    mincore says is not resident; return how many."""
+    pages = (size + PAGE - 1) // PAGE
+    vector = ctypes.create_string_buffer(pages)
+    if _libc.mincore(address, size, vector) != 0:
+        return 0
+    residency = vector.raw
+    missing = residency.find(b"\x00")
+    if missing < 0:
+        return 0
+    _libc.madvise(address, size, MADV_WILLNEED)  # read ahead what is missing, then wait for each page
+    count = 0
+    while missing >= 0:
+        ctypes.c_char.from_address(address + missing * PAGE).value  # noqa: B018 - the read faults it in
+        count += 1
+        missing = residency.find(b"\x00", missing + 1)
+    return count
+
+
+def file_mappings() -> list[tuple[int, int]]:
+    """``(address, length)`` of this process's readable file mappings, never past the file's end."""
+    found = []
+    with open("/proc/self/maps", "rb") as handle:
+        lines = handle.read().splitlines()
+    for line in lines:
+        fields = line.split(None, 5)
+        if len(fields) < 6 or fields[4] == b"0" or not fields[5].startswith(b"/") or fields[1][:1] != b"r":
+            continue
+        if fields[5].endswith(b" (deleted)"):
+            continue
+        start, end = (int(value, 16) for value in fields[0].split(b"-"))
+        try:  # a page past the file's end would raise SIGBUS when touched
+            size = min(end - start, os.stat(fields[5]).st_size - int(fields[2], 16))
+        except (OSError, ValueError):
+            continue
+        if size > 0:
+            found.append((start, size))
+    return found
+
+
+def pin_mappings() -> bool:
+    """In the zygote, once: lock every page of its readable file mappings in memory (``mlock``).
+    Every worker inherits them mapped (torch, Python, the libraries) and could test or time them
+    without opening a file; locked and mapped here, no ``fadvise``, ``madvise`` or memory pressure
+    can evict them, and they are all resident. Return whether every mapping was locked."""
+    pinned = True
+    for start, size in file_mappings():
+        if _libc.mlock(ctypes.c_void_p(start), ctypes.c_size_t(size)) != 0:
+            pinned = False
+    return pinned
+
+
+def resident_mappings() -> int:
+    """Where :func:`pin_mappings` could not lock them, in a handler at the start of its turn:
+    fault in every page of this process's readable file mappings that is not resident (some
+    20-40 ms for torch's); return how many."""
+    count = 0
+    for start, size in file_mappings():
+        try:
+            count += _load(start, size)
+        except (OSError, ValueError):
+            continue
+    return count

@@ -1,0 +1,128 @@
+"""The page cache as a worker finds it (grader/sandbox/pagecache.py): resident, whatever an earlier
+plan evicted. The whole path (a hostile classmate that evicts, one that tests residency, in one
+batch) is in project_tests/adversarial/test_hostile_class.py; here, its parts."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from grader.sandbox import pagecache
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux page cache")
+
+
+def resident_pages(path, pages: int) -> list[bool]:
+    """Which of the first ``pages`` pages of ``path`` a worker would find resident (preadv2 RWF_NOWAIT)."""
+    found = []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for page in range(pages):
+            try:
+                os.preadv(fd, [bytearray(1)], page * pagecache.PAGE, os.RWF_NOWAIT)
+                found.append(True)
+            except BlockingIOError:
+                found.append(False)
+    finally:
+        os.close(fd)
+    return found
+
+
+def mapped_residency(path) -> list[bool]:
+    """Which pages of ``path`` are resident, by mincore on a mapping (which, unlike a read, loads nothing)."""
+    import ctypes
+    import mmap
+
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY)
+    address = pagecache._libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    try:
+        vector = ctypes.create_string_buffer((size + pagecache.PAGE - 1) // pagecache.PAGE)
+        assert pagecache._libc.mincore(address, size, vector) == 0
+        return [bool(b & 1) for b in vector.raw]
+    finally:
+        pagecache._libc.munmap(address, size)
+        os.close(fd)
+
+
+def evicted(path) -> bool:
+    """Write ``path`` to disk and drop it from the page cache; False where this file system keeps it."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return not any(mapped_residency(path))
+
+
+def test_make_resident_reads_back_what_was_evicted(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(4 * pagecache.PAGE + 123))
+    if not evicted(path):
+        pytest.skip("this file system keeps its pages (tmpfs)")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert pagecache.make_resident(fd) == 5
+        assert pagecache.make_resident(fd) == 0  # nothing missing the second time
+    finally:
+        os.close(fd)
+    assert resident_pages(path, 5) == [True] * 5
+
+
+def test_make_resident_takes_empty_and_special_files(tmp_path):
+    (tmp_path / "empty").write_bytes(b"")
+    for path in (tmp_path / "empty", "/dev/null"):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert pagecache.make_resident(fd) == 0
+        finally:
+            os.close(fd)
+
+
+def test_file_mappings_stop_at_the_end_of_each_file():
+    mappings = pagecache.file_mappings()
+    assert mappings and all(size > 0 for _, size in mappings)
+    start = time.perf_counter()
+    assert pagecache.resident_mappings() >= 0  # touches no page past a file's end (that would be SIGBUS)
+    assert time.perf_counter() - start < 5
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="permission events need root")
+def test_an_open_through_a_marked_mount_waits_until_the_file_is_resident(tmp_path):
+    """A child in a mount namespace of its own marks its mounts, as a worker does, and opens a file
+    just evicted: it finds every page resident."""
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(8 * pagecache.PAGE))
+    if not evicted(path):
+        pytest.skip("this file system keeps its pages (tmpfs)")
+    group = pagecache._group()
+    answering = os.fork()
+    if answering == 0:
+        try:
+            pagecache._answer(group)
+        finally:
+            os._exit(0)
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            from grader.sandbox import linux
+
+            linux.unshare(linux.CLONE_NEWNS)
+            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+            pagecache.mark_mounts(group)
+            code = 0 if resident_pages(path, 8) == [True] * 8 else 3
+        finally:
+            os._exit(code)
+    try:
+        _, status = os.waitpid(child, 0)
+    finally:
+        os.kill(answering, 9)
+        os.waitpid(answering, 0)
+        os.close(group)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert resident_pages(path, 8) == [True] * 8
