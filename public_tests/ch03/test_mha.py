@@ -39,8 +39,9 @@ EXERCISE_3_2_HINT = ("Exercise 3.2 keeps MultiHeadAttentionWrapper(d_in, ..., co
 @pytest.mark.points(1)
 @pytest.mark.probe("exercise_3_2", seed=123, x=BATCH)
 def test_exercise_3_2(probed):
-    heads = "" if probed["heads"] is None else f" with {probed['heads']} heads"
-    require(probed["type"] == "MultiHeadAttentionWrapper" and probed["heads"] == 2,
+    count = probed["heads"]
+    heads = "" if count is None else f" with {count} head{'s' if count != 1 else ''}"
+    require(probed["type"] == "MultiHeadAttentionWrapper" and count == 2,
             f"expected a MultiHeadAttentionWrapper with 2 heads, got a {probed['type']}{heads}",
             what="exercise_3_2_wrapper(3, 6)", hint=EXERCISE_3_2_HINT)
     out = probed["out"]
