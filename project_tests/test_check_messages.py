@@ -181,7 +181,15 @@ def test_public_v2_names_the_layer_with_a_wrong_bias(suites):
 def test_public_exercise_3_2_counts_the_heads(suites):
     out = torch.zeros(2, 6, 2)
     found = failure(suites["public_mha"].test_exercise_3_2, {"type": "MultiHeadAttentionWrapper", "heads": 1, "out": out})
-    assert found.message == "expected a MultiHeadAttentionWrapper with 2 heads, got a MultiHeadAttentionWrapper with 1 heads"
+    assert found.message == "expected a MultiHeadAttentionWrapper with 2 heads, got a MultiHeadAttentionWrapper with 1 head"
+
+
+def test_public_exercise_3_2_names_the_class_it_asks_for(suites):
+    # The efficient class has no list of heads: the message names the class, with no count of None heads.
+    found = failure(suites["public_mha"].test_exercise_3_2, {"type": "MultiHeadAttention", "heads": None,
+                                                             "out": torch.zeros(2, 6, 2)})
+    assert found.message == "expected a MultiHeadAttentionWrapper with 2 heads, got a MultiHeadAttention"
+    assert "keeps MultiHeadAttentionWrapper" in found.feedback.hint
 
 
 def test_public_mha_structure_names_the_missing_entry(suites):

@@ -34,8 +34,10 @@ def check_dropout(probed, expected_eval, *, n, p, pairs, what):
     require(factor is None, f"your dropout scales the weights it keeps by {round(factor or 0, 4)}, that is a rate of "
             f"{round(1 - 1 / (factor or 1), 4)}, but dropout={p} was passed", what=what,
             hint="Use the dropout rate the constructor is given: self.dropout = nn.Dropout(dropout).")
+    # No single rate explains what was kept (that is said above): dropout acted on another tensor.
     require(bool((kept | dropped).all()), f"in training mode some weights are neither 0 nor scaled by 1 / (1 - {p})",
-            what=what, hint=f"Dropout({p}) zeroes each weight with probability {p} and multiplies the others by "
-                            f"1 / (1 - {p}); use the dropout rate the constructor is given.")
+            what=what, hint="Apply self.dropout to the attention weights after softmax (attn_weights = "
+                            "self.dropout(attn_weights)), then multiply by the values: dropout on the scores before "
+                            "softmax leaves weights that are neither 0 nor scaled by 1 / (1 - p).")
     require(bool((dropped & visible).any()) and bool((kept & visible).any()),
             "in training mode dropout should drop some weights and keep others", what=what)

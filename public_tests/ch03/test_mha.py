@@ -31,13 +31,19 @@ def test_multi_head_attention_textbook(probed):
     close(probed[0], MHA_SEED_123, what="MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)(batch), first batch item")
 
 
+EXERCISE_3_2_HINT = ("Exercise 3.2 keeps MultiHeadAttentionWrapper(d_in, ..., context_length, dropout, num_heads=2), two "
+                     "CausalAttention heads side by side, and changes one of its arguments; MultiHeadAttention (one "
+                     "projection split into heads, then out_proj) computes other numbers.")
+
+
 @pytest.mark.points(1)
 @pytest.mark.probe("exercise_3_2", seed=123, x=BATCH)
 def test_exercise_3_2(probed):
-    require(probed["type"] == "MultiHeadAttentionWrapper" and probed["heads"] == 2,
-            f"expected a MultiHeadAttentionWrapper with 2 heads, got a {probed['type']} with {probed['heads']} heads",
-            what="exercise_3_2_wrapper(3, 6)", hint="Return MultiHeadAttentionWrapper(d_in, ..., context_length, dropout, "
-                                                    "num_heads=2).")
+    count = probed["heads"]
+    heads = "" if count is None else f" with {count} head{'s' if count != 1 else ''}"
+    require(probed["type"] == "MultiHeadAttentionWrapper" and count == 2,
+            f"expected a MultiHeadAttentionWrapper with 2 heads, got a {probed['type']}{heads}",
+            what="exercise_3_2_wrapper(3, 6)", hint=EXERCISE_3_2_HINT)
     out = probed["out"]
     close(out[0] if out.dim() == 3 else out, EXERCISE_3_2,
           what="exercise_3_2_wrapper(3, 6)(batch), first batch item (the book's published notebook prints a stale "

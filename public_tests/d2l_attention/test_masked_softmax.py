@@ -48,8 +48,9 @@ OTHER_CASES = [
                  id="sequence_mask_value"),
     pytest.param("masked_softmax(X of shape (2, 3, 5), None) (no masking)", marks=calls("masked_softmax", X_OTHER, None),
                  id="no_valid_lens"),
-    pytest.param("masked_softmax(X of shape (2, 3, 5), torch.tensor([4, 2]))",
-                 marks=calls("masked_softmax", X_OTHER, torch.tensor([4, 2])), id="valid_lens_1d"),
+    pytest.param("masked_softmax(X of shape (2, 3, 5), torch.tensor([4, 0])) (item 1 has no valid key: masked with "
+                 "the book's -1e6, its rows are uniform, 1/5 each)",
+                 marks=calls("masked_softmax", X_OTHER, torch.tensor([4, 0])), id="valid_lens_1d"),
     pytest.param("masked_softmax(X of shape (2, 3, 5), valid_lens [[1, 3, 5], [2, 4, 1]]) (one length per query)",
                  marks=calls("masked_softmax", X_OTHER, LENS_2D), id="valid_lens_2d"),
 ]

@@ -59,6 +59,15 @@ def test_multi_head_attention_valid_lens_per_query(probed, reference):
                                  "(2, 6, 6), values (2, 6, 7), valid_lens [[1, 6, 3, 2], [5, 2, 6, 4]] of shape (2, 4): "
                                  "one valid length per query, the same for every head")
 
+
+@pytest.mark.points(1)
+@pytest.mark.probe("attend", args=[6, 5, 7, 12, 3, 0.5], seed=7, queries=Q, keys=K, values=V, valid_lens=None)
+def test_multi_head_attention_without_valid_lens(probed, reference):
+    same(probed, reference, what="torch.manual_seed(7); MultiHeadAttention(key_size=6, query_size=5, value_size=7, "
+                                 "num_hiddens=12, num_heads=3, dropout=0.5) in eval mode on queries (2, 4, 5), keys "
+                                 "(2, 6, 6), values (2, 6, 7), valid_lens None (every key counts; nothing to repeat "
+                                 "per head)")
+
 @pytest.mark.points(1)
 @pytest.mark.probe("parameters", args=[6, 5, 7, 12, 3, 0.5])
 def test_layer_sizes(probed, reference):

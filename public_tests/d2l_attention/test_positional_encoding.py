@@ -23,6 +23,7 @@ def test_table_shape_and_first_entries(probed):
 
 # Beyond position 0 and 1: the whole table and the forward pass (the reference's, from catalog.json).
 X_EMBEDDED = generated(31, 3, 5, 8)  # 3 sequences of 5 steps, 8 features: the batch is not the number of steps
+IN_PLACE_HINT = "Add into a new tensor, X = X + self.P[...], not in place (X += ..., X.add_(...)), which changes the caller's X."
 
 
 @pytest.mark.points(1)
@@ -34,11 +35,15 @@ def test_whole_table(probed, reference):
 @pytest.mark.points(1)
 @pytest.mark.probe("encode", num_hiddens=8, max_len=20, X=X_EMBEDDED)
 def test_forward_eval_mode(probed, reference):
-    same(probed, reference, what="PositionalEncoding(8, 0.5, max_len=20) in eval mode on X of shape (3, 5, 8)")
+    what = "PositionalEncoding(8, 0.5, max_len=20) in eval mode on X of shape (3, 5, 8)"
+    same(probed["output"], reference["output"], what=what)
+    require(probed["changed_X"] is False, "forward changed the X it was given (the caller's tensor)",
+            what=f"{what}: X after the call", hint=IN_PLACE_HINT)
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("encode", num_hiddens=8, max_len=20, X=X_EMBEDDED, train=True)
 def test_forward_training_mode(probed, reference):
-    same(probed, reference, what="PositionalEncoding(8, 0.5, max_len=20) in training mode on X of shape (3, 5, 8), "
-                                 "forward right after torch.manual_seed(1) (dropout acts on X + P)")
+    same(probed["output"], reference["output"], what="PositionalEncoding(8, 0.5, max_len=20) in training mode on X of "
+                                                     "shape (3, 5, 8), forward right after torch.manual_seed(1) "
+                                                     "(dropout acts on X + P)")

@@ -6,7 +6,7 @@ import torch
 
 from book_values import ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, SCORING_VALID_LENS, VALUES, generated
 from grader.suite.public_reference import same
-from grader.suite.comparisons import close
+from grader.suite.comparisons import close, require
 
 
 @pytest.mark.points(1)
@@ -32,11 +32,22 @@ LENS = torch.tensor([3, 6])
 LENS_2D = torch.tensor([[1, 2, 4, 6], [6, 3, 2, 5]])
 ADDITIVE = {"key_size": 3, "query_size": 5, "num_hiddens": 7, "dropout": 0.2}
 
+IN_PLACE_HINT = ("Compute new tensors (scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)), not in place "
+                 "(queries /= ..., div_, masked_fill_ on an argument), which changes the caller's tensors.")
+
+
+def check_inputs_unchanged(probed, scorer, what):
+    """The call left the queries, keys and values it was given as they were (the probe's ``changed``)."""
+    changed = probed.get("changed") if isinstance(probed, dict) else None
+    require(changed == [], f"{scorer}.forward changed the {', '.join(map(str, changed or []))} it was given "
+            "(the caller's tensors)", what=f"{what}: the inputs after the call", hint=IN_PLACE_HINT)
+
 
 @pytest.mark.points(1)
 @pytest.mark.probe("attend", cls="AdditiveAttention", init=ADDITIVE, seed=1, queries=Q5, keys=K3, values=V4,
                    valid_lens=LENS)
 def test_additive_attention_other_inputs(probed, reference):
+    check_inputs_unchanged(probed, "AdditiveAttention", "AdditiveAttention")
     same(probed, reference, grid=True, what="torch.manual_seed(1); AdditiveAttention(3, 5, 7, 0.2) in eval mode on "
                                             "queries (2, 4, 5), keys (2, 6, 3), values (2, 6, 4), valid_lens [3, 6]: "
                                             "the output and attention_weights")
@@ -46,6 +57,7 @@ def test_additive_attention_other_inputs(probed, reference):
 @pytest.mark.probe("attend", cls="DotProductAttention", init={"dropout": 0.5}, seed=2, queries=Q3, keys=K3, values=V4,
                    valid_lens=LENS_2D)
 def test_dot_product_attention_other_inputs(probed, reference):
+    check_inputs_unchanged(probed, "DotProductAttention", "DotProductAttention")
     same(probed, reference, grid=True, what="DotProductAttention(0.5) in eval mode on queries (2, 4, 3), keys (2, 6, 3), "
                                             "values (2, 6, 4), valid_lens [[1, 2, 4, 6], [6, 3, 2, 5]] (one per "
                                             "query): the output and attention_weights")
@@ -55,6 +67,7 @@ def test_dot_product_attention_other_inputs(probed, reference):
 @pytest.mark.probe("attend", cls="DotProductAttention", init={"dropout": 0.5}, seed=3, queries=Q3, keys=K3, values=V4,
                    before=[Q3[:, :2], K3[:, :5], V4[:, :5], LENS])
 def test_dot_product_attention_without_valid_lens(probed, reference):
+    check_inputs_unchanged(probed, "DotProductAttention", "DotProductAttention")
     same(probed, reference, grid=True, what="DotProductAttention(0.5) in eval mode, a first call on 2 queries and 5 "
                                             "keys, then queries (2, 4, 3), keys (2, 6, 3), values (2, 6, 4) without "
                                             "valid_lens: the output and attention_weights (the last call's)")
@@ -64,6 +77,7 @@ def test_dot_product_attention_without_valid_lens(probed, reference):
 @pytest.mark.probe("attend", cls="DotProductAttention", init={"dropout": 0.5}, seed=4, queries=Q3, keys=K3, values=V4,
                    valid_lens=LENS, train=True)
 def test_dot_product_attention_training_mode(probed, reference):
+    check_inputs_unchanged(probed, "DotProductAttention", "DotProductAttention")
     same(probed, reference, grid=True, what="DotProductAttention(0.5) in training mode, right after "
                                             "torch.manual_seed(5): the output (dropout acts on the attention "
                                             "weights) and attention_weights (kept before dropout)")
@@ -73,6 +87,7 @@ def test_dot_product_attention_training_mode(probed, reference):
 @pytest.mark.probe("attend", cls="AdditiveAttention", init=ADDITIVE, seed=6, queries=Q5, keys=K3, values=V4,
                    valid_lens=LENS, train=True)
 def test_additive_attention_training_mode(probed, reference):
+    check_inputs_unchanged(probed, "AdditiveAttention", "AdditiveAttention")
     same(probed, reference, grid=True, what="torch.manual_seed(6); AdditiveAttention(3, 5, 7, 0.2) in training mode, "
                                             "forward right after torch.manual_seed(7): the output and "
                                             "attention_weights (kept before dropout)")

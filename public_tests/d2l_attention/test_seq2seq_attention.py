@@ -77,6 +77,15 @@ def test_second_call(probed, reference):
                                  "hidden state and attention weights (one per step of that call)")
 
 
+@pytest.mark.points(1)
+@pytest.mark.probe("teacher_forced", seed=3, X=TOKENS, enc_valid_lens=TOKEN_LENS, num_layers=1)
+def test_one_gru_layer(probed, reference):
+    same(probed, reference, what="torch.manual_seed(3); Seq2SeqEncoder(10, 8, 16, 1), Seq2SeqAttentionDecoder(10, 8, "
+                                 "16, 1) in eval mode (one GRU layer: the query is the last layer's state, "
+                                 "hidden_state[-1]); decoder(X, decoder.init_state(encoder(X), [5, 2, 4])): the output, "
+                                 "the new state's hidden state and valid lengths, and the attention weights")
+
+
 def worked_bleu(pred: str, label: str, matches: list[tuple[int, int]]) -> str:
     """Every factor of the expected BLEU, worked out by hand: the brevity penalty and each clipped
     precision p_n = matches / n-grams of the prediction (``matches[n - 1]``), then their product."""

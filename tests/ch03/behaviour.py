@@ -74,6 +74,11 @@ def reference_gradients(module, x) -> dict:
     return {name: p.grad.detach().clone() for name, p in module.named_parameters()}
 
 
+DROPOUT_ELSEWHERE = ("Apply self.dropout to the attention weights after softmax (attn_weights = "
+                     "self.dropout(attn_weights)), then multiply by the values: dropout on the scores before softmax "
+                     "leaves weights that are neither 0 nor scaled by 1 / (1 - p).")
+
+
 def check_dropout(probed, *, n, p, blocks, what, expected_eval):
     """Dropout judged by its behaviour, whatever the order of random draws (see probes/causal.py).
 
@@ -100,9 +105,9 @@ def check_dropout(probed, *, n, p, blocks, what, expected_eval):
     require(factor is None, f"your dropout scales the weights it keeps by {round(factor or 0, 4)}, that is a rate of "
             f"{round(1 - 1 / (factor or 1), 4)}, but dropout={p} was passed", what=what,
             hint="Use the dropout rate the constructor is given: self.dropout = nn.Dropout(dropout).")
+    # No single rate explains what was kept (that is said above): dropout acted on another tensor.
     require(bool((kept | dropped).all()), "some weights are neither 0 nor scaled by 1 / (1 - p)", what=what,
-            hint="Dropout(p) zeroes each weight with probability p and multiplies the others by 1 / (1 - p); "
-                 "use self.dropout = nn.Dropout(dropout).")
+            hint=DROPOUT_ELSEWHERE)
     require(bool((dropped & visible).any()) and bool((kept & visible).any()),
             "dropout should drop some weights and keep others", what=what)
 

@@ -214,9 +214,25 @@ def test_mha_gradients(probed):
 
 
 # -- Exercises 3.2 and 3.3 -----------------------------------------------------------------------
+EXERCISE_3_2_HINT = ("Exercise 3.2 keeps MultiHeadAttentionWrapper(d_in, ..., context_length, dropout, num_heads=2), two "
+                     "CausalAttention heads side by side, and changes one of its arguments; MultiHeadAttention (one "
+                     "projection split into heads, then out_proj) computes other numbers.")
+
+
+def require_wrapper(probed, *, what, heads=True):
+    """Exercise 3.2's answer is a MultiHeadAttentionWrapper (the book keeps the wrapper), with two heads
+    unless ``heads`` is False (the values then say what the heads do)."""
+    count = probed["heads"]
+    said = "" if count is None else f" with {count} head{'s' if count != 1 else ''}"
+    require(probed["type"] == WRAPPER and (count == 2 or not heads),
+            f"expected a MultiHeadAttentionWrapper with 2 heads, got a {probed['type']}{said}", what=what,
+            hint=EXERCISE_3_2_HINT)
+
+
 @pytest.mark.points(1)
 @pytest.mark.probe("exercise_3_2", seed=123, args=[3, 6], x=BATCH)
 def test_exercise_3_2_textbook(probed):
+    require_wrapper(probed, what="Exercise 3.2: exercise_3_2_wrapper(3, 6)", heads=False)
     out = tensor_in(probed, "out", "the output of the Exercise 3.2 wrapper")
     close(out, torch.stack((EXERCISE_3_2, EXERCISE_3_2)),
           what="Exercise 3.2: exercise_3_2_wrapper(3, 6)(batch), seed 123, shape (2, 6, 2). " + STALE_NOTEBOOK)
@@ -226,9 +242,7 @@ def test_exercise_3_2_textbook(probed):
 @pytest.mark.probe("exercise_3_2", seed=27, args=[5, 8, 0.3], x=X_3_2)
 def test_exercise_3_2_other_sizes(probed):
     what = "Exercise 3.2: exercise_3_2_wrapper(5, 8, 0.3), seed 27, on a (3, 7, 5) batch (eval mode)"
-    require(probed["type"] == WRAPPER and probed["heads"] == 2,
-            f"expected a MultiHeadAttentionWrapper with 2 heads, got a {probed['type']} with {probed['heads']} heads",
-            what=what, hint="Return MultiHeadAttentionWrapper(d_in, ..., context_length, dropout, num_heads=2).")
+    require_wrapper(probed, what=what)
     require(probed["dropout"] == [0.3, 0.3], f"the heads' dropout rates are {probed['dropout']}, not 0.3", what=what,
             hint="Pass the dropout argument on to the wrapper.")
     close(tensor_in(probed, "out", "the output of the Exercise 3.2 wrapper"),

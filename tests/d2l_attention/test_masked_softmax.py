@@ -14,9 +14,9 @@ from grader.suite.plugin import calls
 # Not the book's sizes: 5 rows of 7, lengths from 0 (all masked) to 7 (nothing masked).
 ROWS = random_inputs(31, 5, 7)
 ROW_LENS = torch.tensor([3, 0, 7, 1, 5])
-# Scores for 3 batch items, 5 queries, 7 keys, with both forms of valid_lens.
+# Scores for 3 batch items, 5 queries, 7 keys, with both forms of valid_lens (the 1-D one with a length 0).
 SCORES = 3 * random_inputs(32, 3, 5, 7)
-LENS_1D = torch.tensor([1, 7, 4])
+LENS_1D = torch.tensor([1, 0, 4])  # 0: no valid key, the book's -1e6 leaves the row uniform (-inf: NaN)
 LENS_2D = random_lens(33, 7, 3, 5)
 NONE_SCORES = random_inputs(34, 3, 4, 5)
 
@@ -47,7 +47,8 @@ CASES = [
 # The same, worth two points each: the masks of the two forms of valid_lens on other sizes.
 VALID_LENS_CASES = [
     pytest.param(masked_softmax_of(SCORES, LENS_1D),
-                 "masked_softmax on scores (3, 5, 7) with valid_lens [1, 7, 4]: 0 beyond each length, rows sum to 1",
+                 "masked_softmax on scores (3, 5, 7) with valid_lens [1, 0, 4]: 0 beyond each length, rows sum "
+                 "to 1; item 1 has no valid key: masked with the book's -1e6, its rows are uniform (1/7 each)",
                  marks=calls("masked_softmax", SCORES, LENS_1D), id="1d"),
     pytest.param(masked_softmax_of(SCORES, LENS_2D),
                  "masked_softmax on scores (3, 5, 7) with one valid length per query, valid_lens (3, 5)",

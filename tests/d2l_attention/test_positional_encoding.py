@@ -6,6 +6,7 @@ import torch
 import positional_encoding as ref
 from book import ENCODING_DIM, NUM_STEPS, encoding_formula, random_inputs, rotation
 from grader.suite.comparisons import close, require
+from grader.suite.exact import dropout_factor
 from hints import same_seed
 
 # Float32 tables drift from the float64 formula by up to ~1e-4 at positions near 1000
@@ -13,6 +14,7 @@ from hints import same_seed
 FAR_ATOL = 5e-4
 POSITIONS = [0, 1, 2, 7, 50, 123, 500, 999]
 X_ADD = random_inputs(51, 2, 9, 12)
+IN_PLACE_HINT = "Add into a new tensor, X = X + self.P[...], not in place (X += ..., X.add_(...)), which changes the caller's X."
 
 
 def check_table_shape(P, shape):
@@ -79,14 +81,17 @@ def test_relative_positions_are_rotations(probed):
 @pytest.mark.probe("encode", args=[24, 0.3, 40], X=torch.zeros(3, 17, 24))
 def test_forward_zeros_gives_table(probed):
     expected = same_seed(0, ref.PositionalEncoding, 24, 0.3, 40)(torch.zeros(3, 17, 24))
-    close(probed, expected, what="PositionalEncoding(24, 0.3, 40) in eval mode on zeros(3, 17, 24): P[:, :17] for every batch item")
+    close(probed["output"], expected, what="PositionalEncoding(24, 0.3, 40) in eval mode on zeros(3, 17, 24): P[:, :17] for every batch item")
 
 
 @pytest.mark.points(1)
 @pytest.mark.probe("encode", args=[12, 0.5], X=X_ADD)
 def test_forward_adds_table(probed):
+    what = "PositionalEncoding(12, 0.5) in eval mode on random X of shape (2, 9, 12)"
     expected = same_seed(0, ref.PositionalEncoding, 12, 0.5)(X_ADD)
-    close(probed, expected, what="PositionalEncoding(12, 0.5) in eval mode on random X of shape (2, 9, 12): X + P[:, :9]")
+    close(probed["output"], expected, what=f"{what}: X + P[:, :9]")
+    require(probed["changed_X"] is False, "forward changed the X it was given (the caller's tensor)",
+            what=f"{what}: X after the call", hint=IN_PLACE_HINT)
 
 
 DROPOUT_P = 0.3  # not the book's rate: a rate written into the code instead of `dropout` fails
@@ -105,8 +110,12 @@ def test_dropout_in_training(probed):
     require(not torch.allclose(out, total, atol=1e-6), "nothing was dropped in training mode", what=what,
             hint="Apply self.dropout = nn.Dropout(dropout) to X + P in forward.")
     kept, dropped = (out - scale * total).abs() < 1e-4, out.abs() < 1e-6
+    factor = dropout_factor(total, out, DROPOUT_P)
+    require(factor is None, f"your dropout scales the entries it keeps by {round(factor or 0, 4)}, that is a rate of "
+            f"{round(1 - 1 / (factor or 1), 4)}, but dropout={DROPOUT_P} was passed", what=what,
+            hint="Use the dropout rate the constructor is given: self.dropout = nn.Dropout(dropout).")
+    # No single rate explains what was kept: dropout acted on another tensor than X + P.
     require(bool((kept | dropped).all()), f"some entries are neither 0 nor {scale:.4f} x (X + P) (1 / (1 - {DROPOUT_P}))",
-            what=what, hint="Add the table first, then apply self.dropout = nn.Dropout(dropout), with the dropout the "
-                            "constructor is given, to the sum.")
+            what=what, hint="Add the table first, then apply self.dropout to the sum X + P (not to X alone, nor to P).")
     require(bool(dropped.any()) and bool(kept.any()), "dropout should zero some entries and keep others", what=what,
             hint="Apply self.dropout = nn.Dropout(dropout) to X + P in forward.")

@@ -7,6 +7,7 @@ import torch
 import scoring as ref
 from book import ADDITIVE_ARGS, ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, VALID_LENS, VALUES, random_inputs, random_lens
 from grader.suite.comparisons import close, require
+from grader.suite.exact import dropout_factor
 from hints import check_gradients, same_seed
 
 SEED = 5
@@ -36,6 +37,17 @@ def reference(scorer, args, queries, keys, values, valid_lens=None):
     with torch.no_grad():
         output = module(queries, keys, values, valid_lens)
     return output, module.attention_weights
+
+
+IN_PLACE_HINT = ("Compute new tensors (scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)), not in place "
+                 "(queries /= ..., div_, masked_fill_ on an argument), which changes the caller's tensors.")
+
+
+def check_inputs_unchanged(probed, scorer, what):
+    """The call left the queries, keys and values it was given as they were (the probe's ``changed``)."""
+    changed = probed.get("changed") if isinstance(probed, dict) else None
+    require(changed == [], f"{scorer}.forward changed the {', '.join(map(str, changed or []))} it was given "
+            "(the caller's tensors)", what=f"{what}: the inputs after the call", hint=IN_PLACE_HINT)
 
 
 def check_weights(probed, scorer, expected):
@@ -75,10 +87,15 @@ def check_dropout(probed, scorer, reference_weights):
             what=what, hint="Apply self.dropout to the attention weights in forward (it is active in training mode); "
                             "keep self.attention_weights as they were before dropout.")
     kept, dropped, valid = (left - scale * weights).abs() < 1e-4, left.abs() < 1e-6, weights.abs() > 1e-6
+    factor = dropout_factor(weights, left, DROPOUT_P)
+    require(factor is None, f"your dropout scales the weights it keeps by {round(factor or 0, 4)}, that is a rate of "
+            f"{round(1 - 1 / (factor or 1), 4)}, but dropout={DROPOUT_P} was passed", what=what,
+            hint="Use the dropout rate the constructor is given: self.dropout = nn.Dropout(dropout).")
+    # No single rate explains what was kept: dropout acted on another tensor than the weights.
     require(bool((kept | dropped).all()), f"some output entries are neither 0 nor {scale:.4f} x the attention weight "
             f"(1 / (1 - {DROPOUT_P}))", what=what,
-            hint="Dropout(p) zeroes each weight with probability p and multiplies the others by 1 / (1 - p); "
-                 "use self.dropout = nn.Dropout(dropout) with the dropout the constructor is given.")
+            hint="Apply self.dropout to the attention weights after masked_softmax (not to the scores before it), "
+                 "then multiply by the values.")
     require(bool((dropped & valid).any()) and bool((kept & valid).any()), "dropout should drop some weights and keep others",
             what=what, hint="Apply self.dropout = nn.Dropout(dropout) to the attention weights in forward.")
 
@@ -176,6 +193,7 @@ def test_output(probed, expected, what):
 @pytest.mark.parametrize("expected, what", OTHER_SIZES)
 def test_matches_reference(probed, expected, what):
     close(probed["output"], expected, what=what)
+    check_inputs_unchanged(probed, what.split("(")[0], what)
 
 
 @pytest.mark.points(1)

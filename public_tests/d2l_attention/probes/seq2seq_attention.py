@@ -28,14 +28,14 @@ def scores(student, cases):
     return [probing.call(bleu, pred, label, k) for pred, label, k in cases]
 
 
-def teacher_forced(student, seed, X, enc_valid_lens, calls=1):
-    """``Seq2SeqEncoder(10, 8, 16, 2)`` and ``Seq2SeqAttentionDecoder(10, 8, 16, 2)`` built one after the
-    other right after ``torch.manual_seed(seed)``, in eval mode; the decoder's forward on the target
-    tokens ``X`` (teacher forcing), ``calls`` times from the same state: the last call's output, the
+def teacher_forced(student, seed, X, enc_valid_lens, calls=1, num_layers=2):
+    """``Seq2SeqEncoder(10, 8, 16, num_layers)`` and ``Seq2SeqAttentionDecoder(10, 8, 16, num_layers)`` built
+    one after the other right after ``torch.manual_seed(seed)``, in eval mode; the decoder's forward on the
+    target tokens ``X`` (teacher forcing), ``calls`` times from the same state: the last call's output, the
     state it returns and the attention weights kept."""
     probing.seed(seed)
-    encoder = probing.build(student, "Seq2SeqEncoder", 10, 8, 16, 2, train=False)
-    decoder = probing.build(student, "Seq2SeqAttentionDecoder", 10, 8, 16, 2, train=False)
+    encoder = probing.build(student, "Seq2SeqEncoder", 10, 8, 16, num_layers, train=False)
+    decoder = probing.build(student, "Seq2SeqAttentionDecoder", 10, 8, 16, num_layers, train=False)
     with probing.recorded_if_sent(decoder) as recorder:  # from the encoder on, every call
         state = decoder.init_state(encoder(X), enc_valid_lens)
         for _ in range(calls):
