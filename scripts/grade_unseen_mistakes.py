@@ -121,8 +121,11 @@ def check_public(mistakes: list[dict], base: Path, timeout: float) -> dict[str, 
                 (copy / "exercises" / assignment / f"{stem}.py").write_text(text)
             (copy / "exercises" / assignment / f"{m['module']}.py").write_text(edited(m))  # ...with the mistake
             roots[str(copy)] = m["id"]
+        # Run from a copy: the release is shared with other tests, which read it as release made it.
+        runner = base / "public-runner" / assignment
+        shutil.copytree(template, runner, dirs_exist_ok=True)
         proc = subprocess.run([PYTHON, "-c", CHECK_MANY, assignment, json.dumps(list(roots)), str(timeout)],
-                              cwd=template, capture_output=True, text=True, timeout=3600)
+                              cwd=runner, capture_output=True, text=True, timeout=3600)
         if proc.returncode != 0:
             raise SystemExit(f"public check of {assignment} failed:\n{proc.stderr[-3000:]}")
         graded = json.loads(proc.stdout.splitlines()[-1])

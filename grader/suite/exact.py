@@ -64,3 +64,15 @@ def require_same_names(shapes: dict, reference: list, what: str) -> None:
     said = "; ".join(text for text in (missing and "no " + ", ".join(missing),
                                        extra and "unexpected " + ", ".join(extra)) if text)
     require(not said, f"{what}: {said}"[:300], what=what)
+
+
+IN_PLACE_HINT = ("Compute new tensors (scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)), not in place "
+                 "(queries /= ..., div_, masked_fill_ on an argument), which changes the caller's tensors.")
+
+
+def check_inputs_unchanged(probed, scorer: str, what: str) -> None:
+    """A scorer's call left the queries, keys and values it was given as they were (the probe's
+    ``changed``: the names of the arguments whose values differ after the call), in both suites alike."""
+    changed = probed.get("changed") if isinstance(probed, dict) else None
+    require(changed == [], f"{scorer}.forward changed the {', '.join(map(str, changed or []))} it was given "
+            "(the caller's tensors)", what=f"{what}: the inputs after the call", hint=IN_PLACE_HINT)

@@ -6,7 +6,8 @@ import torch
 
 from book_values import ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, SCORING_VALID_LENS, VALUES, generated
 from grader.suite.public_reference import same
-from grader.suite.comparisons import close, require
+from grader.suite.comparisons import close
+from grader.suite.exact import check_inputs_unchanged
 
 
 @pytest.mark.points(1)
@@ -31,17 +32,6 @@ Q3 = generated(24, 2, 4, 3, normal=True)
 LENS = torch.tensor([3, 6])
 LENS_2D = torch.tensor([[1, 2, 4, 6], [6, 3, 2, 5]])
 ADDITIVE = {"key_size": 3, "query_size": 5, "num_hiddens": 7, "dropout": 0.2}
-
-IN_PLACE_HINT = ("Compute new tensors (scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)), not in place "
-                 "(queries /= ..., div_, masked_fill_ on an argument), which changes the caller's tensors.")
-
-
-def check_inputs_unchanged(probed, scorer, what):
-    """The call left the queries, keys and values it was given as they were (the probe's ``changed``)."""
-    changed = probed.get("changed") if isinstance(probed, dict) else None
-    require(changed == [], f"{scorer}.forward changed the {', '.join(map(str, changed or []))} it was given "
-            "(the caller's tensors)", what=f"{what}: the inputs after the call", hint=IN_PLACE_HINT)
-
 
 @pytest.mark.points(1)
 @pytest.mark.probe("attend", cls="AdditiveAttention", init=ADDITIVE, seed=1, queries=Q5, keys=K3, values=V4,

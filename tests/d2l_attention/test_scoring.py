@@ -7,7 +7,7 @@ import torch
 import scoring as ref
 from book import ADDITIVE_ARGS, ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, VALID_LENS, VALUES, random_inputs, random_lens
 from grader.suite.comparisons import close, require
-from grader.suite.exact import dropout_factor
+from grader.suite.exact import check_inputs_unchanged, dropout_factor
 from hints import check_gradients, same_seed
 
 SEED = 5
@@ -37,17 +37,6 @@ def reference(scorer, args, queries, keys, values, valid_lens=None):
     with torch.no_grad():
         output = module(queries, keys, values, valid_lens)
     return output, module.attention_weights
-
-
-IN_PLACE_HINT = ("Compute new tensors (scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)), not in place "
-                 "(queries /= ..., div_, masked_fill_ on an argument), which changes the caller's tensors.")
-
-
-def check_inputs_unchanged(probed, scorer, what):
-    """The call left the queries, keys and values it was given as they were (the probe's ``changed``)."""
-    changed = probed.get("changed") if isinstance(probed, dict) else None
-    require(changed == [], f"{scorer}.forward changed the {', '.join(map(str, changed or []))} it was given "
-            "(the caller's tensors)", what=f"{what}: the inputs after the call", hint=IN_PLACE_HINT)
 
 
 def check_weights(probed, scorer, expected):
