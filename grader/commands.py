@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from grader.settings import Settings
@@ -53,12 +54,14 @@ def grade_command(args, settings: Settings) -> int:
 
 
 def not_a_submission(folder, assignment: str) -> str:
-    """Why ``grade`` will not grade ``folder`` ("" when it holds ``exercises/<assignment>/``)."""
+    """Why ``grade`` will not grade ``folder`` ("" when it holds ``exercises/<assignment>/``, or is a
+    git repository: a student's own, whose missing modules are graded 0 with a message, as every
+    missing module is)."""
     from pathlib import Path
 
     from grader.submission import shown
 
-    if (folder / "exercises" / assignment).is_dir():
+    if (folder / "exercises" / assignment).is_dir() or os.path.lexists(folder / ".git"):
         return ""
     message = f"{shown(folder)} has no exercises/{assignment}/ folder: it is not a submission of {assignment}"
     try:

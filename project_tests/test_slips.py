@@ -173,3 +173,16 @@ def test_check_of_one_module_shows_it_alone_and_counts_only_its_checks():
     assert lines == ["✓ simple_attention  14/14: all 14 checks passed", "ch03 (simple_attention.py only): public checks: 14/14 passed"]
     lines = shown(report, only=["mha"])
     assert lines[-1] == "ch03 (mha.py only): 0 / 15 points"
+
+
+def test_grade_refuses_what_is_not_a_submission_and_points_at_batch(tmp_path):
+    from grader.commands import not_a_submission
+
+    (tmp_path / "class" / "alice" / "exercises" / "ch03").mkdir(parents=True)
+    (tmp_path / "class" / "notes").mkdir()
+    said = not_a_submission(tmp_path / "class", "ch03")
+    assert "has no exercises/ch03/ folder" in said and "1 submission folder(s)" in said and "python -m grader batch" in said
+    assert "batch" not in not_a_submission(tmp_path / "class" / "notes", "ch03")
+    assert not_a_submission(tmp_path / "class" / "alice", "ch03") == ""
+    (tmp_path / "repo" / ".git").mkdir(parents=True)  # a student's own repository, modules deleted: graded 0, as missing
+    assert not_a_submission(tmp_path / "repo", "ch03") == ""
