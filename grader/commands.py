@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 from grader.settings import Settings
@@ -59,16 +58,16 @@ def not_a_submission(folder, assignment: str) -> str:
     missing module is)."""
     from pathlib import Path
 
-    from grader.submission import shown
+    from grader.submission import is_submission, shown
 
-    if (folder / "exercises" / assignment).is_dir() or os.path.lexists(folder / ".git"):
+    if is_submission(folder, assignment):
         return ""
     message = f"{shown(folder)} has no exercises/{assignment}/ folder: it is not a submission of {assignment}"
     try:
         inside = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))[:10000]
     except OSError:
         inside = []
-    students = [p for p in inside if (p / "exercises" / assignment).is_dir() or (p / ".git").exists()]
+    students = [p for p in inside if is_submission(p, assignment)]
     if students:
         message += (f". It holds {len(students)} submission folder(s) (such as {shown(Path(students[0].name))}): to grade "
                     f"a class, use: python -m grader batch {shown(folder)} --assignment {assignment} --csv grades.csv")

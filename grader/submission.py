@@ -39,6 +39,11 @@ class Taken:
     flags: list[str] = field(default_factory=list)
 
 
+def is_submission(path: Path, assignment: str) -> bool:
+    """Whether a folder is a student's: a git repository, or one holding ``exercises/<assignment>/``."""
+    return os.path.lexists(path / ".git") or (path / "exercises" / assignment).is_dir()
+
+
 def take(root: Path, assignment: str, stems: list[str], dest: Path, *, known: frozenset[str] = frozenset()) -> Taken:
     """Copy ``exercises/<assignment>/<stem>.py`` from ``root`` into ``dest`` for every stem.
 

@@ -15,15 +15,10 @@ import os
 from pathlib import Path
 
 from grader.hygiene import NAME, clean
-from grader.submission import shown
+from grader.submission import is_submission, shown
 
 
 SUBMISSIONS_SUFFIX = "-submissions"  # gh classroom clone student-repos: <assignment-slug>-submissions/
-
-
-def is_submission(path: Path, assignment: str) -> bool:
-    """Whether a folder is a student's: a git repository, or one holding ``exercises/<assignment>/``."""
-    return os.path.lexists(path / ".git") or (path / "exercises" / assignment).is_dir()
 
 
 def submission_folders(root: Path, assignment: str) -> list[Path]:
