@@ -126,3 +126,41 @@ def test_an_open_through_a_marked_mount_waits_until_the_file_is_resident(tmp_pat
         os.close(group)
     assert os.waitstatus_to_exitcode(status) == 0
     assert resident_pages(path, 8) == [True] * 8
+
+
+def test_settle_makes_every_file_a_worker_opened_resident_again(tmp_path):
+    """A file a worker opened, evicted afterwards (by that worker's plan), is resident again once a
+    handler settles at the start of the next turn: the next plan's open of it has nothing to load
+    (its latency tells nothing of the plan before)."""
+    if os.geteuid() != 0:
+        pytest.skip("fanotify permission events need root")
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(8 * pagecache.PAGE))
+    if not evicted(path):
+        pytest.skip("this file system keeps its pages (tmpfs)")
+    assert pagecache.start()
+    try:
+        child = os.fork()
+        if child == 0:  # a worker: marks its mounts and opens the file
+            code = 1
+            try:
+                from grader.sandbox import linux
+
+                linux.unshare(linux.CLONE_NEWNS)
+                linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+                pagecache.mark_mounts(pagecache.GROUP)
+                os.close(os.open(path, os.O_RDONLY))
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert evicted(path)  # the plan evicts it (fadvise), after its open
+        pagecache.settle()
+        assert mapped_residency(path) == [True] * 8
+    finally:
+        request, reply = pagecache._SETTLE
+        os.close(request)  # the answering process ends
+        os.close(reply)
+        os.close(pagecache.GROUP)
+        pagecache.GROUP = pagecache._SETTLE = None

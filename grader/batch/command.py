@@ -49,12 +49,27 @@ class WeakIsolation(RuntimeError):
 
 
 WEAK_ISOLATION = (
-    "batch grades only where student code runs fully isolated, and here it would not ({mode}): it could then read "
-    "what this user can read (your files and tokens, the tests, the solutions, classmates' work). Run it as root "
-    "(sudo .venv/bin/python -m grader batch ...), or allow user namespaces (Ubuntu 24.04: sudo sysctl "
-    "kernel.apparmor_restrict_unprivileged_userns=0), or pass --accept-weak-isolation to grade anyway (the CSV "
-    "and the reports then say so); nothing was graded"
+    "batch grades only where student code runs fully isolated, and here it would not ({mode}). {risk} Run it as "
+    "root (sudo .venv/bin/python -m grader batch ...): student code then runs in namespaces as an unprivileged user, "
+    "and what one student leaves in the page cache reaches no classmate. Or pass --accept-weak-isolation to grade "
+    "anyway (the CSV and the reports then say so). Nothing was graded"
 )
+
+
+def weak_isolation(weaker: list[str]) -> str:
+    """Why ``batch`` refuses the isolation ``weaker`` (each a module's mode, less than full)."""
+    from grader.sandbox.confine import NAMESPACES
+    from grader.sandbox.pagecache import UNGUARDED
+
+    if any(mode.split("; ")[0] != NAMESPACES for mode in weaker):
+        risk = ("Student code could read what this user can read (your files and tokens, the tests, the solutions, "
+                "classmates' work).")
+    elif any(UNGUARDED in mode for mode in weaker):
+        risk = ("A student's code could pass signals to classmates graded after it through the kernel's page cache "
+                "(which pages of shared files are in memory): only root can guard it.")
+    else:
+        risk = "Without the system-call filter, workers could reach calls that signal between processes."
+    return WEAK_ISOLATION.format(mode="; ".join(weaker), risk=risk)
 
 
 def run(
@@ -201,7 +216,7 @@ def run(
 
         weaker = sorted(mode for mode in isolation if mode != NAMESPACES)
         if weaker and not accept_weak_isolation:
-            raise WeakIsolation(WEAK_ISOLATION.format(mode="; ".join(weaker)))
+            raise WeakIsolation(weak_isolation(weaker))
         reports_dir.mkdir(parents=True, exist_ok=True)
         for name, report in skipped.items():
             record(name, report)

@@ -16,6 +16,12 @@ can look at them, whatever the previous plan did (docs/threat-model.md, *Concurr
   can read without opening anything). At the start of each plan's turn the handler reads every
   page of its own file mappings that is not resident (:func:`resident_mappings`).
 
+* **Files opened before** (by any worker of the batch). An open waits while its file is made
+  resident, so its latency would tell whether an earlier plan evicted the file. The answering
+  process keeps every file a worker opened, and at the start of each plan's turn the handler has
+  it make them all resident again (:func:`settle`): an earlier plan's evictions are undone before
+  the next plan's workers run, and their opens find nothing to load.
+
 An open, a read, ``fadvise`` or memory pressure can still change residency during a turn, but
 the next plan's workers cannot see it: what they reach is resident first. Permission events
 need ``CAP_SYS_ADMIN`` in the first user namespace (root, isolation level 1); elsewhere
@@ -28,10 +34,16 @@ import contextlib
 import ctypes
 import mmap
 import os
+import resource
+import select
 import stat
 import struct
 
 from grader.sandbox import linux
+
+# Appended to the isolation a batch's module reports where this guard is absent (not root): students'
+# code could then signal to classmates graded later through what is resident. ``batch`` refuses it.
+UNGUARDED = "page cache shared between students (guarding it needs root)"
 
 FAN_CLOEXEC, FAN_CLASS_CONTENT, FAN_UNLIMITED_QUEUE = 0x1, 0x4, 0x10
 FAN_MARK_ADD, FAN_MARK_MOUNT = 0x1, 0x10
@@ -62,51 +74,104 @@ def _group() -> int:
 
 
 GROUP: int | None = None  # the zygote's fanotify group (inherited by every handler, supervisor and worker)
+_SETTLE: tuple[int, int] | None = None  # (request write end, reply read end) to the answering process
+MAX_KEPT = 4096  # files the answering process keeps to settle (a batch's workers open some dozens)
 
 
 def start() -> bool:
     """In the zygote, before it imports torch (a fork is cheap then): make the fanotify group
     whose permission events are the workers' opens, and a process that answers each once the
-    opened file is resident. Return whether it could (root in the first user namespace)."""
-    global GROUP
+    opened file is resident (and settles every file opened so far when asked: :func:`settle`).
+    Return whether it could (root in the first user namespace)."""
+    global GROUP, _SETTLE
     try:
         group = _group()
     except OSError:
         return False
+    request_read, request_write = os.pipe()
+    reply_read, reply_write = os.pipe()
     if os.fork() == 0:  # the answering process: it dies with the zygote
         try:
             linux.die_with_parent()
-            _answer(group)
+            os.close(request_write)
+            os.close(reply_read)
+            _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)  # room for the files it keeps
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard == resource.RLIM_INFINITY else min(hard, MAX_KEPT + 64),
+                                                            hard))
+            _answer(group, request_read, reply_write)
         finally:
             os._exit(0)
-    GROUP = group
+    os.close(request_read)
+    os.close(reply_write)
+    GROUP, _SETTLE = group, (request_write, reply_read)
     return True
 
 
-def _answer(group: int) -> None:
-    """Answer every permission event of ``group``: allow each open once its file is resident."""
+def settle() -> None:
+    """In a handler at the start of its turn: have the answering process make every file a
+    worker has opened resident again, and wait until it has."""
+    if _SETTLE is None:
+        return
+    request, reply = _SETTLE
+    os.write(request, b"s")
+    if os.read(reply, 1) != b"k":
+        raise OSError("the page cache's answering process is gone")
+
+
+def _answer(group: int, requests: int | None = None, replies: int | None = None) -> None:
+    """Answer every permission event of ``group``: allow each open once its file is resident.
+    Keep each regular file opened; on a byte on ``requests``, make them all resident again and
+    reply on ``replies``."""
+    kept: dict[tuple[int, int], int] = {}  # (device, inode) -> an open descriptor of that file
+    watched = [group] + ([requests] if requests is not None else [])
     while True:
         try:
-            data = os.read(group, 64 * EVENT.size)
+            ready, _, _ = select.select(watched, [], [])
         except InterruptedError:
             continue
-        offset = 0
-        while offset + EVENT.size <= len(data):
-            length, _, _, _, mask, fd, _ = EVENT.unpack_from(data, offset)
-            offset += max(length, EVENT.size)
-            if fd < 0:
-                continue
-            try:
-                if mask & FAN_OPEN_PERM:
-                    try:
-                        make_resident(fd)
-                    except Exception:  # noqa: BLE001 - a file that cannot be mapped (special): nothing to do
-                        pass
-                    # Never fails this process: with no one answering, every later open would wait forever.
-                    with contextlib.suppress(OSError):  # the opener was killed meanwhile
-                        os.write(group, RESPONSE.pack(fd, FAN_ALLOW))
-            finally:
-                os.close(fd)
+        if requests in ready:
+            if not os.read(requests, 1):  # the zygote is gone
+                return
+            for fd in kept.values():
+                with contextlib.suppress(Exception):  # noqa: BLE001 - a file that cannot be mapped: nothing to do
+                    make_resident(fd)
+            os.write(replies, b"k")
+        if group in ready:
+            _answer_events(group, kept)
+
+
+def _answer_events(group: int, kept: dict[tuple[int, int], int]) -> None:
+    try:
+        data = os.read(group, 64 * EVENT.size)
+    except InterruptedError:
+        return
+    offset = 0
+    while offset + EVENT.size <= len(data):
+        length, _, _, _, mask, fd, _ = EVENT.unpack_from(data, offset)
+        offset += max(length, EVENT.size)
+        if fd < 0:
+            continue
+        try:
+            if mask & FAN_OPEN_PERM:
+                try:
+                    make_resident(fd)
+                    _keep(fd, kept)
+                except Exception:  # noqa: BLE001 - a file that cannot be mapped (special): nothing to do
+                    pass
+                # Never fails this process: with no one answering, every later open would wait forever.
+                with contextlib.suppress(OSError):  # the opener was killed meanwhile
+                    os.write(group, RESPONSE.pack(fd, FAN_ALLOW))
+        finally:
+            os.close(fd)
+
+
+def _keep(fd: int, kept: dict[tuple[int, int], int]) -> None:
+    """Keep a descriptor of the regular file ``fd`` (once per file) for :func:`settle`."""
+    info = os.fstat(fd)
+    key = (info.st_dev, info.st_ino)
+    if stat.S_ISREG(info.st_mode) and info.st_size and key not in kept and len(kept) < MAX_KEPT:
+        kept[key] = os.dup(fd)
 
 
 def mark_mounts(group: int) -> None:

@@ -32,6 +32,7 @@ from grader.sandbox import probing  # noqa: E402
 from grader.sandbox import confine, hugepages, linux, pagecache, syscall_filter, wire, worker  # noqa: E402
 
 ISOLATION = confine.NAMESPACES  # what confine.probe() found when the zygote started
+MANY = False  # whether this zygote serves many students' plans (a batch)
 GUARDED = False  # whether workers find the page cache canonical (pagecache): a batch, as root, in namespaces
 PINNED = False  # whether the zygote's file mappings are locked in memory (else each turn faults in what is missing)
 
@@ -66,7 +67,8 @@ def serve(path: str, many: bool = False) -> None:
     linux.set_dumpable(False)  # no same-user ptrace or /proc peeking
     global ISOLATION
     ISOLATION = confine.probe()  # before torch: forking is cheap now
-    global GUARDED, PINNED
+    global GUARDED, PINNED, MANY
+    MANY = many
     # Many plans (a batch: many students): the page cache must carry nothing from one to the next.
     GUARDED = many and ISOLATION.split("; ")[0] == confine.NAMESPACES and os.geteuid() == 0 and pagecache.start()
     warm_up()
@@ -116,7 +118,9 @@ def handle(conn: socket.socket) -> None:
     ready = [[start_group(plan, group) for group in module_groups(phase, plan["limits"]["workers"])]
              for phase in phases(plan)]
     with turn(lambda: emit({"event": "waiting"})):
-        if GUARDED and not PINNED:  # whatever the last plan evicted of the files every worker inherits mapped
+        if GUARDED:  # whatever the plans before evicted of the files workers opened
+            pagecache.settle()
+        if GUARDED and not PINNED:  # ... and of the files every worker inherits mapped
             pagecache.resident_mappings()
         for phase in ready:  # a phase's workers hold the same references; phases run one after the other
             run_phase(phase, stream)
@@ -261,7 +265,8 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
     budget_end = started + budget
     if ready is None:
         box.new_output()
-    yield {"module": stem, "event": "isolation", "mode": box.mode}
+    # Many students without the page-cache guard: say so (batch refuses it, or records it with each grade).
+    yield {"module": stem, "event": "isolation", "mode": box.mode if GUARDED or not MANY else f"{box.mode}; {pagecache.UNGUARDED}"}
 
     next_probe = 0
     while next_probe < len(probes) and time.monotonic() < budget_end:

@@ -291,3 +291,29 @@ def test_batch_without_namespaces_refuses_rather_than_run_students_as_the_instru
     assert report["isolation"].startswith("no namespaces")
     assert "no namespaces" in (out / "grades.csv").read_text()
     assert "WEAK isolation" in (out / "grades-report.md").read_text()
+
+
+def test_batch_without_root_refuses_a_page_cache_shared_between_students(stage):
+    """Without root, student code runs in a user namespace (isolation level 2), but only root can
+    guard the page cache that a batch's students share (fanotify permission events): a student's
+    code could signal to a classmate graded after it. ``batch`` refuses before any student's code
+    runs and says to run it as root; told to accept that, it grades and records why the isolation
+    was weaker in every REPORT.json, the CSV and the class report."""
+    klass, out = stage.base / "class", stage.base / "out"
+    klass.mkdir()
+    klass.chmod(0o777)
+    for name in ("alice", "bob"):  # two students: a class
+        write_submission(klass / name, stage, None, target=stub(TARGET))
+    args = ("batch", str(klass), "--assignment", "ch03", "--csv", str(out / "grades.csv"), *LIMITS)
+    refused = run_unprivileged(stage, *args, user_namespaces=True)
+    assert refused.returncode == 3, refused.stderr[-3000:]
+    assert "page cache" in refused.stderr and "sudo" in refused.stderr and "Traceback" not in refused.stderr
+    assert "--accept-weak-isolation" in refused.stderr
+    assert list(out.iterdir()) == []
+    accepted = run_unprivileged(stage, *args, "--accept-weak-isolation", user_namespaces=True)
+    assert accepted.returncode == 0, accepted.stderr[-3000:]
+    report = load_json(out / "ch03-reports" / "alice" / "REPORT.json")
+    assert report["isolation"].startswith("namespaces") and "page cache shared between students" in report["isolation"]
+    assert "page cache shared between students" in (out / "grades.csv").read_text()
+    assert "WEAK isolation" in (out / "grades-report.md").read_text()
+
