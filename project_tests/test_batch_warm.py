@@ -5,8 +5,11 @@ gives alone (the same scores, messages and diagnoses)."""
 from __future__ import annotations
 
 
+import os
+from types import SimpleNamespace
+
 from grader.diagnosis import catalog
-from grader.batch.class_session import failing_modules
+from grader.batch.class_session import ForkPerSubmission, Warmer, failing_modules
 from grader.assignment import Assignment
 from grader.demo import build_submission, sample_mistakes
 from grader.settings import Settings
@@ -45,8 +48,54 @@ class _Counting:
         self.asked.append((stem, mistake, probe))
 
 
-def test_warm_asks_for_the_reference_and_every_concept_mistake_of_each_call():
+def test_warming_asks_for_the_reference_and_every_concept_mistake_of_each_call_one_at_a_time():
     source = _Counting()
-    catalog.warm(source, [("causal", "forward", {}), ("mha", "future", {})])
+    steps = catalog.warming(source, [("causal", "forward", {}), ("mha", "future", {})])
+    assert next(steps) == "causal" and source.asked == [("causal", None, "forward")]  # nothing more until asked
+    assert list(steps) == ["causal", "causal", "mha", "mha", "mha"]
     assert source.asked == [("causal", None, "forward"), ("causal", "causal:0", "forward"), ("causal", "causal:1", "forward"),
                             ("mha", None, "future"), ("mha", "mha:0", "future"), ("mha", "mha:1", "future")]
+
+
+def test_the_collector_warms_the_modules_that_lost_points_first_one_result_per_step(monkeypatch):
+    import grader.suite.plugin
+
+    source = _Counting()
+    monkeypatch.setattr(grader.suite.plugin, "catalog_source", lambda assignment: source)
+    plugin = SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {}), "b": ("mha", "future", {})})
+    warmer = Warmer(plugin)
+    warmer.prefer({"mha"})  # a report showed mha losing points
+    assert warmer.step() and source.asked == [("mha", None, "future")]
+    while warmer.step():
+        pass
+    assert [stem for stem, _, _ in source.asked] == ["mha"] * 3 + ["causal"] * 3
+    assert not warmer.step()  # everything computed: no more spare work
+
+
+def test_warming_that_fails_stops_without_failing_the_batch(monkeypatch):
+    import grader.suite.plugin
+
+    def broken(assignment):
+        raise RuntimeError("a broken catalog")
+
+    monkeypatch.setattr(grader.suite.plugin, "catalog_source", broken)
+    warmer = Warmer(SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {})}))
+    assert not warmer.step() and not warmer.step()
+
+
+def test_the_collector_does_spare_work_only_while_no_report_is_ready_and_students_remain():
+    read_end, write_end = os.pipe()
+    done = []
+
+    def spare():  # the third piece of spare work sees a grading process finish
+        done.append(1)
+        if len(done) == 3:
+            os.write(write_end, b"x")
+        return True
+
+    forker = ForkPerSubmission([], 1, None, None, spare=spare)
+    assert forker.wait([read_end], forks_to_come=True) == [read_end] and len(done) == 3
+    assert forker.wait([read_end], forks_to_come=False) == [read_end] and len(done) == 3  # nobody left to inherit it
+    os.close(read_end)
+    os.close(write_end)
+

@@ -46,11 +46,13 @@ class _NoSandbox:
 class ForkPerSubmission:
     """pytest plugin: the shared session's test loop forks a grading process per submission."""
 
-    def __init__(self, roots: list[Path], jobs: int, start: Callable, relay: Callable[[int, bytes], None]):
+    def __init__(self, roots: list[Path], jobs: int, start: Callable, relay: Callable[[int, bytes], None],
+                 spare: Callable[[], bool] = lambda: False):
         self.roots = roots
         self.jobs = jobs
         self.start = start  # start(root, session) in the child: take the submission, run its probes
         self.relay = relay  # relay(index, report bytes) in the parent, as each child ends
+        self.spare = spare  # spare() in the parent, while it waits: one small piece of work for later children; False if none
         self.child: tuple | None = None  # (index, what start returned, report pipe) in a grading process
 
     @pytest.hookimpl(tryfirst=True)
@@ -78,7 +80,7 @@ class ForkPerSubmission:
                     return None
                 os.close(write_end)
                 running[read_end] = (index, pid, bytearray())
-            ready, _, _ = select.select(list(running), [], [])
+            ready = self.wait(list(running), bool(pending))
             for fd in ready:
                 index, pid, data = running[fd]
                 chunk = os.read(fd, 1 << 20)
@@ -90,6 +92,65 @@ class ForkPerSubmission:
                 del running[fd]
                 self.relay(index, bytes(data))
         return True
+
+    def wait(self, fds: list[int], forks_to_come: bool) -> list[int]:
+        """The children's pipes that are ready; while none is, and children are still to be
+        forked (who would inherit it), do spare work a piece at a time."""
+        if forks_to_come:
+            while not (ready := select.select(fds, [], [], 0)[0]):
+                if not self.spare():
+                    break
+            else:
+                return ready
+        return select.select(fds, [], [])[0]
+
+
+class Warmer:
+    """What diagnoses compare with (the reference's and each catalog mistake's results on a module's
+    probes, ``catalog.warming``), computed in the collecting process one result at a time while it
+    waits, the modules that lost points for some student first: every grading process forked later
+    finds them in its copy of the cache instead of computing them itself (some 0.5 s for a
+    multi-head attention mistake). Only a speed-up: any failure stops it."""
+
+    def __init__(self, plugin):
+        self.plugin = plugin
+        self.order: list[str] | None = None  # the modules left to warm, next first (known once the suite is collected)
+        self.steps: dict[str, object] = {}
+
+    def modules(self) -> list[str]:
+        if self.order is None:
+            self.order = list(dict.fromkeys(call[0] for call in self.plugin.calls.values()))
+        return self.order
+
+    def prefer(self, stems: set[str]) -> None:
+        """Warm these modules next (they lost points for a student: others will likely meet them)."""
+        order = self.modules()
+        self.order = [s for s in order if s in stems] + [s for s in order if s not in stems]
+
+    def step(self) -> bool:
+        """Compute one result; False when everything is computed (or warming failed)."""
+        from grader.diagnosis import catalog
+        from grader.suite.plugin import catalog_source
+
+        try:
+            while self.modules():
+                stem = self.order[0]
+                if stem not in self.steps:
+                    source = catalog_source(self.plugin.assignment)
+                    if source is None:
+                        return self.stop()
+                    calls = [call for call in self.plugin.calls.values() if call[0] == stem]
+                    self.steps[stem] = catalog.warming(source, calls)
+                if next(self.steps[stem], None) is not None:
+                    return True
+                self.order.pop(0)
+            return False
+        except Exception:  # noqa: BLE001 - only a speed-up: each grading process computes what it lacks
+            return self.stop()
+
+    def stop(self) -> bool:
+        self.order = []
+        return False
 
 
 def grade_class(
@@ -133,7 +194,7 @@ def grade_class(
             session.items[:], plugin.known_passes = passes.split(session.items, plugin.result)
         return taken
 
-    warmed: set[str] = set()
+    warmer = Warmer(plugin)
 
     def relay(index: int, data: bytes) -> None:
         try:
@@ -144,14 +205,9 @@ def grade_class(
         out.write(f"{index} ".encode() + (json.dumps(report).encode() if report is not None else b"") + b"\n")
         out.flush()
         passes.learn(passed)
-        # A module that failed here is likely to fail for others too: what its diagnosis compares with
-        # (the reference's and the catalog's results) is computed once, here, for every later fork.
-        failing = failing_modules(report) - warmed
-        if failing:
-            warmed.update(failing)
-            warm_diagnosis(plugin, [call for call in plugin.calls.values() if call[0] in failing])
+        warmer.prefer(failing_modules(report))
 
-    forker = ForkPerSubmission(roots, jobs, start, relay)
+    forker = ForkPerSubmission(roots, jobs, start, relay, spare=warmer.step)
     log = run_suite(assignment.suite, assignment.solutions, plugin, forker)
     if forker.child is None:
         return
@@ -170,17 +226,3 @@ def failing_modules(report: dict | None) -> set[str]:
         return {e["name"] for e in report["exercises"] if e["score"] < e["max_score"]}
     except (KeyError, TypeError):
         return set()
-
-
-def warm_diagnosis(plugin, calls: list) -> None:
-    """Compute, in this collecting process, the catalog's results for ``calls`` (see catalog.warm)."""
-    from grader.diagnosis import catalog
-    from grader.suite.plugin import catalog_source
-
-    assignment = plugin.assignment
-    try:
-        source = catalog_source(assignment)
-        if source is not None:
-            catalog.warm(source, calls)
-    except Exception:  # noqa: BLE001 - only a speed-up: each grading process computes what it lacks
-        pass

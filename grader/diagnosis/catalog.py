@@ -293,18 +293,21 @@ def _built_on_result(suite, catalog_suite, solutions, stem, uses, mistaken, prob
                 sys.modules[name] = module
 
 
-def warm(source, calls) -> None:
-    """Compute (and keep in this process's cache) every result that diagnosing these probes
-    may need: the reference's and each concept mistake's, for ``(stem, probe, kwargs)`` calls.
+def warming(source, calls):
+    """Compute (and keep in this process's cache) every result that diagnosing these probes may
+    need, one result per step of the generator: the reference's and each concept mistake's, for
+    ``(stem, probe, kwargs)`` calls. Yields the stem of each result computed.
 
-    A batch calls it in its collecting process, so every grading process forked afterwards
-    finds them computed (:mod:`grader.batch.class_session`). Random state is kept as it was
-    (:func:`run_probe`).
+    A batch steps it in its collecting process whenever that process has nothing else to do, so
+    every grading process forked afterwards finds the results computed
+    (:mod:`grader.batch.class_session`). Random state is kept as it was (:func:`run_probe`).
     """
     for stem, probe, kwargs in calls:
         source.result(stem, None, probe, kwargs)
+        yield stem
         for name, _ in source.concepts(stem):
             source.result(stem, name, probe, kwargs)
+            yield stem
 
 
 def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[str]:
