@@ -128,20 +128,23 @@ def test_an_open_through_a_marked_mount_waits_until_the_file_is_resident(tmp_pat
     assert resident_pages(path, 8) == [True] * 8
 
 
-def test_settle_makes_every_file_a_worker_opened_resident_again(tmp_path):
-    """A file a worker opened, evicted afterwards (by that worker's plan), is resident again once a
-    handler settles at the start of the next turn: the next plan's open of it has nothing to load
-    (its latency tells nothing of the plan before)."""
+def test_settle_puts_every_file_a_worker_opened_back_as_it_was_before_its_first_open(tmp_path):
+    """Whatever a plan did to the files its workers opened (opened a cold one, which the guard made
+    resident; evicted a warm one), a handler that settles at the start of the next turn undoes it:
+    the next plan's opens take as long as if that plan had not run."""
     if os.geteuid() != 0:
         pytest.skip("fanotify permission events need root")
-    path = tmp_path / "data.bin"
-    path.write_bytes(os.urandom(8 * pagecache.PAGE))
-    if not evicted(path):
+    cold, warm = tmp_path / "cold.bin", tmp_path / "warm.bin"
+    for path in (cold, warm):
+        path.write_bytes(os.urandom(8 * pagecache.PAGE))
+        os.sync()
+    if not evicted(cold):
         pytest.skip("this file system keeps its pages (tmpfs)")
+    assert mapped_residency(warm) == [True] * 8
     assert pagecache.start()
     try:
         child = os.fork()
-        if child == 0:  # a worker: marks its mounts and opens the file
+        if child == 0:  # a worker: marks its mounts and opens both files
             code = 1
             try:
                 from grader.sandbox import linux
@@ -149,18 +152,37 @@ def test_settle_makes_every_file_a_worker_opened_resident_again(tmp_path):
                 linux.unshare(linux.CLONE_NEWNS)
                 linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
                 pagecache.mark_mounts(pagecache.GROUP)
-                os.close(os.open(path, os.O_RDONLY))
+                for path in (cold, warm):
+                    os.close(os.open(path, os.O_RDONLY))
                 code = 0
             finally:
                 os._exit(code)
         _, status = os.waitpid(child, 0)
         assert os.waitstatus_to_exitcode(status) == 0
-        assert evicted(path)  # the plan evicts it (fadvise), after its open
+        assert mapped_residency(cold) == [True] * 8  # the guard made it resident for the worker
+        assert evicted(warm)  # the plan evicts the other (fadvise), after its open
         pagecache.settle()
-        assert mapped_residency(path) == [True] * 8
+        assert mapped_residency(cold) == [False] * 8 and mapped_residency(warm) == [True] * 8
     finally:
         request, reply = pagecache._SETTLE
         os.close(request)  # the answering process ends
         os.close(reply)
         os.close(pagecache.GROUP)
         pagecache.GROUP = pagecache._SETTLE = None
+
+
+def test_restore_evicts_and_reads_in_page_by_page(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(6 * pagecache.PAGE))
+    os.sync()
+    if not evicted(path):
+        pytest.skip("this file system keeps its pages (tmpfs)")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        before = bytes([1, 0, 0, 1, 1, 0])
+        pagecache.make_resident(fd)
+        pagecache.restore(fd, before)
+        assert mapped_residency(path) == [bool(b) for b in before]
+        assert list(pagecache._runs([0, 1, 3, 5, 6])) == [(0, 2), (3, 4), (5, 7)]
+    finally:
+        os.close(fd)

@@ -17,10 +17,12 @@ can look at them, whatever the previous plan did (docs/threat-model.md, *Concurr
   page of its own file mappings that is not resident (:func:`resident_mappings`).
 
 * **Files opened before** (by any worker of the batch). An open waits while its file is made
-  resident, so its latency would tell whether an earlier plan evicted the file. The answering
-  process keeps every file a worker opened, and at the start of each plan's turn the handler has
-  it make them all resident again (:func:`settle`): an earlier plan's evictions are undone before
-  the next plan's workers run, and their opens find nothing to load.
+  resident, so its latency tells how much of the file was resident: were that left as the plans
+  before left it, a plan could signal by opening a cold file (or evicting one it opened) and a
+  later one by timing its own open. So the answering process keeps every file a worker opens
+  with which of its pages were resident before the first such open, and at the start of each
+  plan's turn the handler has it put each back that way (:func:`settle`): what a plan did to them
+  is undone before the next plan's workers run.
 
 An open, a read, ``fadvise`` or memory pressure can still change residency during a turn, but
 the next plan's workers cannot see it: what they reach is resident first. Permission events
@@ -109,8 +111,8 @@ def start() -> bool:
 
 
 def settle() -> None:
-    """In a handler at the start of its turn: have the answering process make every file a
-    worker has opened resident again, and wait until it has."""
+    """In a handler at the start of its turn: have the answering process put every file a worker
+    has opened back as it was before the first such open (:func:`restore`), and wait until it has."""
     if _SETTLE is None:
         return
     request, reply = _SETTLE
@@ -121,9 +123,9 @@ def settle() -> None:
 
 def _answer(group: int, requests: int | None = None, replies: int | None = None) -> None:
     """Answer every permission event of ``group``: allow each open once its file is resident.
-    Keep each regular file opened; on a byte on ``requests``, make them all resident again and
-    reply on ``replies``."""
-    kept: dict[tuple[int, int], int] = {}  # (device, inode) -> an open descriptor of that file
+    Keep each regular file opened, with its pages' residency before its first open; on a byte on
+    ``requests``, put them all back that way and reply on ``replies``."""
+    kept: dict[tuple[int, int], tuple[int, bytes]] = {}  # (device, inode) -> (a descriptor, residency before)
     watched = [group] + ([requests] if requests is not None else [])
     while True:
         try:
@@ -133,15 +135,15 @@ def _answer(group: int, requests: int | None = None, replies: int | None = None)
         if requests in ready:
             if not os.read(requests, 1):  # the zygote is gone
                 return
-            for fd in kept.values():
+            for fd, before in kept.values():
                 with contextlib.suppress(Exception):  # noqa: BLE001 - a file that cannot be mapped: nothing to do
-                    make_resident(fd)
+                    restore(fd, before)
             os.write(replies, b"k")
         if group in ready:
             _answer_events(group, kept)
 
 
-def _answer_events(group: int, kept: dict[tuple[int, int], int]) -> None:
+def _answer_events(group: int, kept: dict[tuple[int, int], tuple[int, bytes]]) -> None:
     try:
         data = os.read(group, 64 * EVENT.size)
     except InterruptedError:
@@ -155,8 +157,8 @@ def _answer_events(group: int, kept: dict[tuple[int, int], int]) -> None:
         try:
             if mask & FAN_OPEN_PERM:
                 try:
+                    _keep(fd, kept)  # first: its residency before this open
                     make_resident(fd)
-                    _keep(fd, kept)
                 except Exception:  # noqa: BLE001 - a file that cannot be mapped (special): nothing to do
                     pass
                 # Never fails this process: with no one answering, every later open would wait forever.
@@ -166,12 +168,14 @@ def _answer_events(group: int, kept: dict[tuple[int, int], int]) -> None:
             os.close(fd)
 
 
-def _keep(fd: int, kept: dict[tuple[int, int], int]) -> None:
-    """Keep a descriptor of the regular file ``fd`` (once per file) for :func:`settle`."""
+def _keep(fd: int, kept: dict[tuple[int, int], tuple[int, bytes]]) -> None:
+    """Keep a descriptor of the regular file ``fd`` and its residency now (once per file) for :func:`settle`."""
     info = os.fstat(fd)
     key = (info.st_dev, info.st_ino)
     if stat.S_ISREG(info.st_mode) and info.st_size and key not in kept and len(kept) < MAX_KEPT:
-        kept[key] = os.dup(fd)
+        before = residency(fd)
+        if before is not None:
+            kept[key] = (os.dup(fd), before)
 
 
 def mark_mounts(group: int) -> None:
@@ -190,14 +194,64 @@ def mark_mounts(group: int) -> None:
 
 def make_resident(fd: int) -> int:
     """Read every page of the regular file ``fd`` that is not in the page cache; return how many."""
+    with _mapped(fd) as (address, size):
+        return _load(address, size) if size else 0
+
+
+def residency(fd: int) -> bytes | None:
+    """Which pages of the regular file ``fd`` are resident (``mincore``: one byte per page, its lowest
+    bit set when resident), or None for what cannot be mapped."""
+    with _mapped(fd) as (address, size):
+        if not size:
+            return None
+        vector = ctypes.create_string_buffer((size + PAGE - 1) // PAGE)
+        return vector.raw if _libc.mincore(address, size, vector) == 0 else None
+
+
+def restore(fd: int, before: bytes) -> None:
+    """Put the pages of ``fd`` back as ``before`` (:func:`residency`) says: evict those that were not
+    resident, read in those that were."""
+    now = residency(fd)
+    if now is None or len(now) != len(before):  # the file changed size: leave it resident
+        make_resident(fd)
+        return
+    for start, end in _runs(index for index in range(len(now)) if now[index] & 1 and not before[index] & 1):
+        os.posix_fadvise(fd, start * PAGE, (end - start) * PAGE, os.POSIX_FADV_DONTNEED)
+    missing = [index for index in range(len(now)) if before[index] & 1 and not now[index] & 1]
+    if missing:
+        with _mapped(fd) as (address, _):
+            for index in missing:
+                ctypes.c_char.from_address(address + index * PAGE).value  # noqa: B018 - the read faults it in
+
+
+def _runs(indexes):
+    """``(start, end)`` of each run of consecutive numbers in the increasing ``indexes``."""
+    start = previous = None
+    for index in indexes:
+        if start is None:
+            start = previous = index
+        elif index == previous + 1:
+            previous = index
+        else:
+            yield start, previous + 1
+            start = previous = index
+    if start is not None:
+        yield start, previous + 1
+
+
+@contextlib.contextmanager
+def _mapped(fd: int):
+    """``(address, size)`` of a read-only mapping of the regular file ``fd`` ((0, 0) for anything else)."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
-        return 0
+        yield 0, 0
+        return
     address = _libc.mmap(None, info.st_size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
     if address in (None, MAP_FAILED):
-        return 0
+        yield 0, 0
+        return
     try:
-        return _load(address, info.st_size)
+        yield address, info.st_size
     finally:
         _libc.munmap(address, info.st_size)
 
