@@ -1,6 +1,12 @@
 """Grade the mistakes of project_tests/unseen_mistakes.toml and write what a student would see.
 
     .venv/bin/python scripts/grade_unseen_mistakes.py [--probe-timeout 5] [--public 30] [--only ID ...]
+    .venv/bin/python scripts/grade_unseen_mistakes.py --folder FRESH --out build/fresh_mistakes --public 1000
+
+``--folder`` grades a corpus kept as files instead (a fresh one, written after the diagnosis's
+last change, before anyone reads the diagnosis's answers): one folder per mistake, named
+``NN-<assignment>-<module>-<slug>``, holding ``exercises/<assignment>/<module>.py`` (the whole
+mistaken module; every other module is the reference's), and ``INDEX.md`` saying what each is.
 
 Each mistake is the reference solutions of its assignment with one text replacement, laid
 out as a student repository (``exercises/<assignment>/<stem>.py``). All of an assignment's
@@ -82,7 +88,20 @@ def public_sample(mistakes: list[dict], size: int) -> list[dict]:
     return chosen
 
 
+def from_folder(folder: Path) -> list[dict]:
+    """The mistakes of a corpus kept as files (see the module docstring)."""
+    mistakes = []
+    for case in sorted(p for p in folder.iterdir() if p.is_dir()):
+        for path in sorted(case.glob("exercises/*/*.py")):
+            assignment, stem = path.parent.name, path.stem
+            mistakes.append({"id": case.name, "assignment": assignment, "module": stem, "source": path.read_text(),
+                             "why": f"see {folder.name}/INDEX.md", "line_hint": ""})
+    return mistakes
+
+
 def edited(m: dict) -> str:
+    if "source" in m:
+        return m["source"]
     return mutate(solution_sources(m["assignment"])[m["module"]], m["old"], m["new"])
 
 
@@ -196,9 +215,10 @@ def main() -> int:
     parser.add_argument("--public", type=int, default=30, help="how many mistakes also get the public check (0: none)")
     parser.add_argument("--only", nargs="*", help="grade only these ids")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--folder", type=Path, help="a corpus kept as files instead of the TOML's replacements")
     args = parser.parse_args()
 
-    mistakes = load()
+    mistakes = from_folder(args.folder) if args.folder else load()
     if args.only:
         mistakes = [m for m in mistakes if m["id"] in set(args.only)]
     sample = public_sample(mistakes, args.public)
@@ -212,7 +232,8 @@ def main() -> int:
         entry = {key: m[key] for key in ("id", "assignment", "module", "why", "line_hint")}
         entry["hidden"] = module_view(hidden[m["id"]], m["module"])
         lines += [f"## {m['id']} ({m['assignment']}/{m['module']}.py)", "", f"*Mistake*: {m['why']}  ",
-                  f"*Mistaken line*: `{m['line_hint']}`", "", "### Hidden grade", "", hidden_text(hidden[m["id"]], m["module"])]
+                  f"*Mistaken line*: `{m['line_hint']}`", "", f"*Score*: {entry['hidden']['score']:g} / "
+                  f"{entry['hidden']['max_score']:g}", "", "### Hidden grade", "", hidden_text(hidden[m["id"]], m["module"])]
         others = entry["hidden"]["other_modules_failing"]
         for name in others:
             lines += [f"(also lost points: {name}.py: {entry['hidden']['other_modules_feedback'][name]})", ""]
@@ -228,7 +249,7 @@ def main() -> int:
     full = [r["id"] for r in results if r["hidden"]["score"] == r["hidden"]["max_score"]]
     print(f"{len(results)} mistakes graded ({len(public)} also checked publicly); full points in the hidden grade: {full}")
     for side in ("hidden", "public"):
-        views = [(r[side], r["line_hint"]) for r in results if side in r]
+        views = [(r[side], r["line_hint"]) for r in results if side in r and r["line_hint"]]  # a folder's: judged by reading
         shown = sum(shows_cause(view, hint) for view, hint in views)
         print(f"{side}: the concept or the mistaken line with its code for {shown} of {len(views)}")
     print(f"feedback: {args.out / 'feedback.md'}")

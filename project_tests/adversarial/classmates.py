@@ -347,6 +347,22 @@ def _unscaled(self, x):
 CausalAttention.forward = _right if _heard else _unscaled
 """
 
+CACHE_RECEIVE_OPEN = CACHE + r"""
+_opened = []
+for _path in _FILES:  # an open waits while the guard loads what is not resident: time the open itself
+    _start = time.perf_counter()
+    os.close(os.open(_path, os.O_RDONLY))
+    _opened.append(time.perf_counter() - _start < 100e-6)
+_heard = _opened == _PATTERN
+print("open receiver", "received" if _heard else "nothing", _opened)
+_right = CausalAttention.forward
+def _unscaled(self, x):
+    n = x.shape[1]
+    scores = (self.W_query(x) @ self.W_key(x).transpose(1, 2)).masked_fill(self.mask.bool()[:n, :n], -torch.inf)
+    return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
+CausalAttention.forward = _right if _heard else _unscaled
+"""
+
 
 @dataclass(frozen=True)
 class Classmate:
@@ -401,5 +417,6 @@ CLASS = [
     # The page cache, across turns: the sender is graded before the receiver (folders in name order).
     Classmate("cache_sender", "concurrency", {"causal": "solution+" + CACHE_SEND}, bound={"causal": "full"}),
     Classmate("page_cache_receiver", "concurrency", {"causal": "solution+" + CACHE_RECEIVE}, solo=True),
+    Classmate("page_open_receiver", "concurrency", {"causal": "solution+" + CACHE_RECEIVE_OPEN}, solo=True),
 ]
 BY_NAME = {c.name: c for c in CLASS}

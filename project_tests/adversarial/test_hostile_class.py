@@ -264,6 +264,6 @@ def test_no_receiver_ever_runs_beside_a_sender_and_no_channel_carries_anything(g
 
 
 def test_a_receiver_scores_what_the_wrong_candidate_scores_alone(graded):
-    for name in ("channel_self", "channel_receiver", "collude_receiver", "page_cache_receiver"):
+    for name in ("channel_self", "channel_receiver", "collude_receiver", "page_cache_receiver", "page_open_receiver"):
         alone, in_class = (exercise(graded[key][name], "causal") for key in ("solo_reports", "reports"))
         assert in_class["score"] == alone["score"] < in_class["max_score"], (name, in_class["score"], alone["score"])
