@@ -57,19 +57,23 @@ def test_warming_asks_for_the_reference_and_every_concept_mistake_of_each_call_o
                             ("mha", None, "future"), ("mha", "mha:0", "future"), ("mha", "mha:1", "future")]
 
 
-def test_the_collector_warms_the_modules_that_lost_points_first_one_result_per_step(monkeypatch):
+def test_the_collector_warms_the_modules_that_lost_points_one_result_per_step(monkeypatch):
     import grader.suite.plugin
 
     source = _Counting()
     monkeypatch.setattr(grader.suite.plugin, "catalog_source", lambda assignment: source)
     plugin = SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {}), "b": ("mha", "future", {})})
     warmer = Warmer(plugin)
+    assert not warmer.step() and source.asked == []  # nobody lost points yet: nothing to warm
     warmer.prefer({"mha"})  # a report showed mha losing points
     assert warmer.step() and source.asked == [("mha", None, "future")]
     while warmer.step():
         pass
+    assert [stem for stem, _, _ in source.asked] == ["mha"] * 3
+    warmer.prefer({"mha", "causal"})  # mha again: warmed once
+    while warmer.step():
+        pass
     assert [stem for stem, _, _ in source.asked] == ["mha"] * 3 + ["causal"] * 3
-    assert not warmer.step()  # everything computed: no more spare work
 
 
 def test_warming_that_fails_stops_without_failing_the_batch(monkeypatch):

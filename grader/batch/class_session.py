@@ -107,33 +107,29 @@ class ForkPerSubmission:
 
 class Warmer:
     """What diagnoses compare with (the reference's and each catalog mistake's results on a module's
-    probes, ``catalog.warming``), computed in the collecting process one result at a time while it
-    waits, the modules that lost points for some student first: every grading process forked later
+    probes, ``catalog.warming``), for each module a report showed losing points, computed in the
+    collecting process one result at a time while it waits: every grading process forked later
     finds them in its copy of the cache instead of computing them itself (some 0.5 s for a
     multi-head attention mistake). Only a speed-up: any failure stops it."""
 
     def __init__(self, plugin):
         self.plugin = plugin
-        self.order: list[str] | None = None  # the modules left to warm, next first (known once the suite is collected)
+        self.order: list[str] = []  # the modules to warm, next first
+        self.started: set[str] = set()
         self.steps: dict[str, object] = {}
 
-    def modules(self) -> list[str]:
-        if self.order is None:
-            self.order = list(dict.fromkeys(call[0] for call in self.plugin.calls.values()))
-        return self.order
-
     def prefer(self, stems: set[str]) -> None:
-        """Warm these modules next (they lost points for a student: others will likely meet them)."""
-        order = self.modules()
-        self.order = [s for s in order if s in stems] + [s for s in order if s not in stems]
+        """Warm these modules (they lost points for a student: others will likely meet them)."""
+        self.order += sorted(stems - self.started)
+        self.started |= stems
 
     def step(self) -> bool:
-        """Compute one result; False when everything is computed (or warming failed)."""
+        """Compute one result; False when nothing is left to compute (or warming failed)."""
         from grader.diagnosis import catalog
         from grader.suite.plugin import catalog_source
 
         try:
-            while self.modules():
+            while self.order:
                 stem = self.order[0]
                 if stem not in self.steps:
                     source = catalog_source(self.plugin.assignment)
@@ -150,6 +146,7 @@ class Warmer:
 
     def stop(self) -> bool:
         self.order = []
+        self.started = {call[0] for call in self.plugin.calls.values()}  # never again
         return False
 
 
