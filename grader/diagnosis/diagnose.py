@@ -17,10 +17,11 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.localize import OUTPUT, first_difference, shape_departure, stages
+from grader.diagnosis.mechanism import misspelled_methods, unused_values
+from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import MAX_LINES, called_on, made_at, shape_origin, statement_at, value_origin
 from grader.sandbox.trace import OUTSIDE
-from grader.diagnosis.relations import relation
+from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
 
 
@@ -40,6 +41,7 @@ class ProbeRun:
     feedback: dict | None = None  # that test's feedback (expected and actual values)
     shapes: str = ""  # when the student's code raised: the shapes of its steps until then (see probing)
     entered: str = ""  # when it raised in another of their files: the line of this module's file that led there
+    called: str = ""  # when it raised in a function of this file called from another of its lines: the outermost
 
 
 def output_of(value):
@@ -125,6 +127,9 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
                 diagnosis.concepts.append(explained.concept)
             _shape_origin(diagnosis, stem, source, run, error, folder)
             _entered_from(diagnosis, stem, run.entered, folder)
+            _called_from(diagnosis, stem, run.called, folder)
+            if folder is not None:
+                diagnosis.notes += misspelled_methods(Path(folder) / f"{stem}.py", str(error.get("message", "")))
             break
         steps = steps_of(run.student)
         if steps is None or source is None:
@@ -169,6 +174,11 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
+    if folder is not None:  # a line the walk went through that drops what it computes (a new state)
+        walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
+        numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
+                   if at.startswith(f"{stem}.py, line ") and at.split(", line ")[1].split(",")[0].split(" ")[0].isdigit()]
+        diagnosis.notes += unused_values(Path(folder) / f"{stem}.py", numbers)
     if is_weights(found.expected):
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
@@ -176,7 +186,32 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     said = [relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized]
     kinds = {text.split(":")[-1] if "times" in text else text for text in said}
     if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
-        diagnosis.relation = said[0]
+        diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
+
+
+def _factor_said(said: str, localized: list) -> str:
+    """A constant factor, said only in terms the code can act on: in the sizes it is made of when one
+    pair of sizes gives it on every run that differs (dividing by the square root of the number of
+    tokens instead of d_k); as a number only when it is the same number on runs whose sizes differ
+    (a true constant); else nothing (a number true of one input alone tempts a hard-coded constant)."""
+    factors = [factor_of(place.expected, place.actual) for _, place, _, _ in localized]
+    if any(c is None for c in factors):
+        return ""
+    sizes = []
+    for _, place, _, reference_steps in localized:
+        named: dict[str, int] = {}
+        for stage in [*stages(floating(reference_steps), None), Stage(place.stage, place.expected)]:
+            short, dims = stage.name.split(" (")[0], stage.value.dim()
+            for d in range(dims):
+                named.setdefault(f"the last dimension of the {short}" if d == dims - 1 else
+                                 f"dimension {d} of the {short}", int(stage.value.shape[d]))
+        sizes.append(named)
+    by_sizes = size_factor(factors, sizes)
+    if by_sizes:
+        return by_sizes
+    constant = all(abs(c - factors[0]) <= 1e-4 * max(1.0, abs(factors[0])) for c in factors)
+    varied = len({tuple(sorted(s.items())) for s in sizes}) > 1
+    return said if constant and varied else ""
 
 
 def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error: dict, folder: Path | None) -> None:
@@ -214,6 +249,18 @@ def _entered_from(diagnosis: Diagnosis, stem: str, entered: str, folder: Path | 
         return
     number = entered.split(", line ")[1].split(",")[0]
     if number.isdigit() and folder is not None:
+        diagnosis.origin, diagnosis.origin_kind = f"{stem}.py, line {number}", "call"
+        diagnosis.origin_code = statement_at(Path(folder) / f"{stem}.py", int(number))
+
+
+def _called_from(diagnosis: Diagnosis, stem: str, called: str, folder: Path | None) -> None:
+    """An error raised in a function of this module that another of its lines called (a class built
+    by the factory the check called, with an argument it refuses): that calling line, the outermost
+    of the module's own, unless a line of where the shape went wrong is shown already."""
+    if diagnosis.origin or folder is None or not called.startswith(f"{stem}.py, line "):
+        return
+    number = called.split(", line ")[1].split(",")[0]
+    if number.isdigit() and not diagnosis.where.startswith(f"{stem}.py, line {number},"):
         diagnosis.origin, diagnosis.origin_kind = f"{stem}.py, line {number}", "call"
         diagnosis.origin_code = statement_at(Path(folder) / f"{stem}.py", int(number))
 

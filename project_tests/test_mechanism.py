@@ -1,0 +1,84 @@
+"""The cause by mechanism (issue 34, items 1 and 2): where a wrong value first goes wrong when it is
+not a tensor step that differs, and nothing said of a correct line or of one probe's numbers.
+
+Each case is one submission (the reference solutions with one text change), written here for the
+families the issue names, graded in the hidden grade and checked with the public check of a
+released template; the assertions read the diagnosis both print.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from project_tests.test_unseen_mistakes import graded_as_students, unseen
+
+CASES = [
+    # A typo in a method name: the error comes from inside torch; the student's line is named.
+    {"id": "init-misspelled", "assignment": "ch03", "module": "causal",
+     "old": "def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):",
+     "new": "def __init_(self, d_in, d_out, context_length, dropout, qkv_bias=False):"},
+    {"id": "forward-misspelled", "assignment": "ch03", "module": "causal",
+     "old": "    def forward(self, x):\n        \"\"\"Causal scaled",
+     "new": "    def foward(self, x):\n        \"\"\"Causal scaled"},
+    # A wrong argument at a call site: raised in the student's own correct constructor.
+    {"id": "ex33-d-out-per-head", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)",
+     "new": "return MultiHeadAttention(768, 64, 1024, 0.0, num_heads=12)"},
+    # A return value discarded: the GRU's new state assigned and never used.
+    {"id": "gru-state-dropped", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
+     "new": "out, new_state = self.rnn(x.permute(1, 0, 2), hidden_state)"},
+    # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
+    {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
+     "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
+     "new": "attn_weights = torch.softmax(attn_scores / num_tokens ** 0.5, dim=-1)"},
+]
+SIDES = ("hidden", "public")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return graded_as_students(CASES, tmp_path_factory, "mechanism")
+
+
+def views(graded, case_id: str) -> dict:
+    case = next(c for c in CASES if c["id"] == case_id)
+    return {side: unseen.module_view(graded[side][case_id], case["module"]) for side in SIDES}
+
+
+def diagnosis_of(view: dict) -> dict:
+    assert view["score"] < view["max_score"] and not view["grader_errors"], view
+    return view["diagnosis"] or {}
+
+
+@pytest.mark.parametrize("case_id, line, wrong, right", [("init-misspelled", 132, "__init_", "__init__"),
+                                                         ("forward-misspelled", 154, "foward", "forward")])
+def test_a_misspelled_method_is_named_with_its_line_though_torch_raised(graded, case_id, line, wrong, right):
+    for side, view in views(graded, case_id).items():
+        diagnosis = diagnosis_of(view)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert f"line {line} defines {wrong}, not {right}" in notes, (side, diagnosis)
+        assert "not attempted" not in diagnosis.get("error", ""), (side, diagnosis)
+        assert all("not attempted" not in t["message"] for t in view["failing"]), (side, view["failing"])
+
+
+def test_an_error_in_a_correct_constructor_shows_the_calling_line_with_the_wrong_argument(graded):
+    for side, view in views(graded, "ex33-d-out-per-head").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_kind") == "call" and diagnosis.get("origin", "").startswith("mha.py, line "), (side, diagnosis)
+        assert "MultiHeadAttention(768, 64, 1024, 0.0, num_heads=12)" in diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_a_new_state_assigned_and_never_used_is_said_at_its_line(graded):
+    for side, view in views(graded, "gru-state-dropped").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "assigns new_state, and nothing in forward reads it afterwards" in notes, (side, view["diagnosis"])
+        assert "hidden_state, which this line reads, is never assigned again inside the loop" in notes, side
+
+
+def test_a_factor_true_of_one_probe_is_never_given_as_a_number(graded):
+    for side, view in views(graded, "scaled-by-num-tokens").items():
+        relation = diagnosis_of(view).get("relation", "")
+        assert "0.5774" not in relation and "constant factor" not in relation, (side, relation)
+    hidden = views(graded, "scaled-by-num-tokens")["hidden"]["diagnosis"]["relation"]
+    assert "√A / √B" in hidden and "A = the last dimension of the queries" in hidden and "B = dimension 1" in hidden
