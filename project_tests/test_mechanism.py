@@ -28,6 +28,15 @@ CASES = [
     {"id": "gru-state-dropped", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
      "new": "out, new_state = self.rnn(x.permute(1, 0, 2), hidden_state)"},
+    # A helper called where another was meant: softmax_naive is right (it sums over dim 0, as asked
+    # for one vector); calling it on the matrix of scores is the mistake.
+    {"id": "helper-for-rows", "assignment": "ch03", "module": "simple_attention",
+     "old": "return torch.softmax(all_attention_scores(inputs), dim=-1)",
+     "new": "return softmax_naive(all_attention_scores(inputs))"},
+    # A reduction over the whole tensor instead of each row, on a line of its own.
+    {"id": "sum-of-everything", "assignment": "ch03", "module": "simple_attention",
+     "old": "return torch.softmax(all_attention_scores(inputs), dim=-1)",
+     "new": "e = torch.exp(all_attention_scores(inputs))\n    total = e.sum()\n    return e / total"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -82,3 +91,22 @@ def test_a_factor_true_of_one_probe_is_never_given_as_a_number(graded):
         assert "0.5774" not in relation and "constant factor" not in relation, (side, relation)
     hidden = views(graded, "scaled-by-num-tokens")["hidden"]["diagnosis"]["relation"]
     assert "√A / √B" in hidden and "A = the last dimension of the queries" in hidden and "B = dimension 1" in hidden
+
+
+def test_a_helper_that_passes_its_own_checks_is_not_shown_as_the_mistake_its_call_is(graded):
+    for side, view in views(graded, "helper-for-rows").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert any("return softmax_naive(all_attention_scores(inputs))" == code for code in shown), (side, diagnosis)
+        assert not any("torch.exp(x) / torch.exp(x).sum(dim=0)" in code for code in shown), (side, diagnosis)
+        assert "softmax_naive, which passes every check of its own" in " ".join(diagnosis.get("notes") or []), side
+
+
+def test_a_sum_over_the_whole_tensor_is_shown_at_its_own_line_with_the_dimension(graded):
+    for side, view in views(graded, "sum-of-everything").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("total = e.sum()"), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "to one number" in notes and "along dimension -1 only" in notes, (side, diagnosis)
+        # Not said to be computed from values the reference combines so: the scalar was judged.
+        assert "line 148: total = e.sum()" not in " ".join(diagnosis.get("inputs") or []), (side, diagnosis)

@@ -17,9 +17,10 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import misspelled_methods, unused_values
+from grader.diagnosis.mechanism import enclosing_function, misspelled_methods, unused_values
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import MAX_LINES, called_on, made_at, shape_origin, statement_at, value_origin
+from grader.diagnosis.origin import (MAX_LINES, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
+                                     whole_reduction)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
@@ -143,6 +144,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
             localized.append((run, found, steps, reference_steps))
     if localized and not diagnosis.error:
         _show_step(diagnosis, stem, localized, folder)
+        _passing_helper(diagnosis, stem, localized[0], runs, folder)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
@@ -187,6 +189,44 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     kinds = {text.split(":")[-1] if "times" in text else text for text in said}
     if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
         diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
+
+
+def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[ProbeRun], folder: Path | None) -> None:
+    """When the line shown for the first differing step (or the origin) is inside a function of the
+    module that passes every check of its own, and another function's line called it there: that
+    calling line is where it goes wrong (the helper is right; calling it, or what it is given,
+    is not). The helper's line stays as the note's; the calling line is shown instead."""
+    if folder is None:
+        return
+    path = Path(folder) / f"{stem}.py"
+    checked: dict[str, bool] = {}
+    for run in runs:
+        name = run.kwargs.get("function") if run.probe == "call" and isinstance(run.kwargs, dict) else None
+        if isinstance(name, str):
+            checked[name] = checked.get(name, True) and not run.failed
+    passing = {name for name, passed in checked.items() if passed}
+    if not passing:
+        return
+    _, _, steps, _ = first
+    for attribute in ("where", "origin"):
+        shown = getattr(diagnosis, attribute)
+        if not shown.startswith(f"{stem}.py, line "):
+            continue
+        number = shown.split(", line ")[1].split(",")[0].split(" ")[0]
+        step = next((s for s in steps if s[2][0] == f"{stem}.py" and str(s[2][1]) == number and s[2][2]), None)
+        helper = enclosing_function(path, int(number)) if number.isdigit() else ""
+        if step is None or helper not in passing or enclosing_function(path, step[2][2]) in ("", helper):
+            continue
+        calling = step[2][2]
+        setattr(diagnosis, attribute, f"{stem}.py, line {calling}")
+        setattr(diagnosis, "code" if attribute == "where" else "origin_code", statement_at(path, calling))
+        note = (f"line {number} is in {helper}, which passes every check of its own; line {calling} calls it "
+                f"where the first value that differs is made: the call (which function it calls, or what it "
+                f"gives it) is where it goes wrong")
+        if note not in diagnosis.notes:
+            diagnosis.notes.append(note)
+    if diagnosis.origin and diagnosis.origin == diagnosis.where:
+        diagnosis.origin, diagnosis.origin_code = "", ""
 
 
 def _factor_said(said: str, localized: list) -> str:
@@ -340,6 +380,15 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         diagnosis.origin, diagnosis.origin_code = at, code
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
                                  else "combination" if origin.inputs_known else "inputs")
+    if whole_reduction(steps, origin.step):
+        parent = next(p for p in steps[origin.step][3] if type(p) is int)
+        dims = reduced_along(reference_steps, steps[origin.step][0], steps[parent][1])
+        if len(dims) == 1:
+            diagnosis.notes.append(
+                f"{at.split(', ')[-1]} reduces a whole tensor of shape {tuple(steps[parent][1].shape)} to one number "
+                f"({steps[origin.step][0]} over every entry); the reference reduces the same values along dimension "
+                f"{dims[0]} only, one result per row: give that dimension (dim={dims[0]}, keepdim=True where the "
+                f"result divides the rows)")
     if origin.same_inputs:
         _uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
         return

@@ -31,6 +31,16 @@ def _tree(path: Path):
         return None
 
 
+def enclosing_function(path: Path, line: int) -> str:
+    """The name of the innermost function of ``path`` holding ``line``, else ""."""
+    tree = _tree(path)
+    if tree is None:
+        return ""
+    holding = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return max(holding, key=lambda n: n.lineno).name if holding else ""
+
+
 def _near(a: str, b: str) -> bool:
     """Whether ``a`` is ``b`` written with one character added, dropped, changed or two swapped (or
     another case): a slip of the keyboard, not another name."""
