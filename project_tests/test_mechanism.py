@@ -37,6 +37,12 @@ CASES = [
     {"id": "sum-of-everything", "assignment": "ch03", "module": "simple_attention",
      "old": "return torch.softmax(all_attention_scores(inputs), dim=-1)",
      "new": "e = torch.exp(all_attention_scores(inputs))\n    total = e.sum()\n    return e / total"},
+    # A missing keepdim on the line that raises, after a correct layout of the student's own (heads
+    # flattened into the batch, a shape the reference never makes): that layout is not blamed.
+    {"id": "keepdim-on-the-crash-line", "assignment": "ch03", "module": "mha",
+     "old": "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
+     "new": "        e = torch.exp(attn_scores.flatten(0, 1) / keys.shape[-1] ** 0.5)\n"
+            "        attn_weights = (e / e.sum(dim=-1)).view(b, self.num_heads, num_tokens, num_tokens)\n"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -110,3 +116,23 @@ def test_a_sum_over_the_whole_tensor_is_shown_at_its_own_line_with_the_dimension
         assert "to one number" in notes and "along dimension -1 only" in notes, (side, diagnosis)
         # Not said to be computed from values the reference combines so: the scalar was judged.
         assert "line 148: total = e.sum()" not in " ".join(diagnosis.get("inputs") or []), (side, diagnosis)
+
+
+def test_a_missing_keepdim_on_the_line_that_raises_blames_no_earlier_correct_line(graded):
+    for side, view in views(graded, "keepdim-on-the-crash-line").items():
+        diagnosis = diagnosis_of(view)
+        assert "e / e.sum(dim=-1)" in diagnosis.get("code", ""), (side, diagnosis)
+        assert "flatten" not in diagnosis.get("origin_code", ""), (side, diagnosis)  # the student's own correct layout
+        assert "with keepdim=True" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_dropped_dimension_is_found_from_the_shapes_alone():
+    from grader.diagnosis.diagnose import dropped_dimension
+
+    where = ["mine.py", 3, 0]
+    steps = {0: ["exp", [2, 3, 5], where, []], 1: ["sum", [2, 3], where, [0]]}
+    assert dropped_dimension(steps, [0, 1]) == (1, -1, (2, 3, 1), (2, 3, 5))  # dim=-1 dropped: (2, 3, 1) fits
+    square = {0: ["exp", [2, 4, 4], where, []], 1: ["sum", [2, 4], where, [0]]}
+    assert dropped_dimension(square, [0, 1]) == (1, None, None, (2, 4, 4))  # dims 1 and 2 alike: not said which
+    fits = {0: ["exp", [4, 4], where, []], 1: ["sum", [4], where, [0]]}
+    assert dropped_dimension(fits, [0, 1]) is None  # (4, 4) and (4,) broadcast: not this error

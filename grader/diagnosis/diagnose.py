@@ -19,7 +19,7 @@ from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
 from grader.diagnosis.mechanism import enclosing_function, misspelled_methods, unused_values
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import (MAX_LINES, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
+from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
@@ -264,8 +264,26 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs)) if steps and source is not None else None
     raised_at = diagnosis.where.split(", in ")[0]
     computed = computed_lines([where for _, _, where, _ in steps.values()], stem)
-    for departs in _shape_departures(steps, raised, reference_steps or []):
+    dropped = dropped_dimension(steps, raised)
+    if dropped is not None:  # a reduction without keepdim: the shapes fit with it, proven on the shapes
+        k, dim, kept, other = dropped
+        at, code = line_at(steps[k][2], folder, stem)
+        line = at.split(", ")[-1] if at else "a line of yours"
+        what = steps[k][0].split("[")[0]
+        diagnosis.notes.append(
+            f"{line} ({what} over dimension {dim}) gives shape {tuple(steps[k][1])}, without that dimension; with "
+            f"keepdim=True it would have shape {kept}, which fits the shape {other} it is combined with where the error "
+            f"is raised" if dim is not None else
+            f"{line} ({what} over one dimension) gives shape {tuple(steps[k][1])}, without that dimension; with "
+            f"keepdim=True (the dimension kept, of size 1) it fits the shape {other} it is combined with where the "
+            f"error is raised")
+        if at and at != raised_at:
+            diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+        return
+    for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [])):
         at, code = line_at(steps[departs][2], folder, stem)
+        if n == 0 and raised and at == raised_at:
+            break  # the walk from what the call received ends on the line that raised: nothing before it is shown
         if at and at != raised_at:
             shape = tuple(steps[departs][1])
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
@@ -303,6 +321,43 @@ def _called_from(diagnosis: Diagnosis, stem: str, called: str, folder: Path | No
     if number.isdigit() and not diagnosis.where.startswith(f"{stem}.py, line {number},"):
         diagnosis.origin, diagnosis.origin_kind = f"{stem}.py, line {number}", "call"
         diagnosis.origin_code = statement_at(Path(folder) / f"{stem}.py", int(number))
+
+
+def dropped_dimension(steps: dict, raised: list) -> tuple | None:
+    """Of what the call that raised received (``raised``, indices of ``steps``), a reduction step that
+    dropped one dimension of what it reduced (``sum(dim=-1)`` without keepdim), such that with that
+    dimension kept (size 1) every operand broadcasts, where as they are they do not: ``(step, the
+    dimension, the shape it would have, the other operands' shape)``; else None."""
+    received = [p for p in raised if type(p) is int and p in steps]
+    if len(received) < 2:
+        return None
+    shapes = {p: tuple(steps[p][1]) for p in received}
+    try:
+        torch.broadcast_shapes(*shapes.values())
+        return None  # they broadcast as they are: the error is another one
+    except RuntimeError:
+        pass
+    for p in received:
+        label, shape, _, parents = steps[p]
+        sources = [q for q in parents if type(q) is int and q in steps]
+        if label.split("[")[0] not in REDUCTIONS or len(sources) != 1:
+            continue
+        source = tuple(steps[sources[0]][1])
+        dims = [d for d in range(len(source)) if source[:d] + source[d + 1:] == tuple(shape)]
+        others = [s for q, s in shapes.items() if q != p]
+        fits = []
+        for d in dims:
+            kept = source[:d] + (1,) + source[d + 1:]
+            try:
+                torch.broadcast_shapes(kept, *others)
+                fits.append((d - len(source), kept))
+            except RuntimeError:
+                pass
+        # Which dimension it dropped is said only when the shapes tell (two of the same size do not).
+        if fits and len(fits) == len(dims):
+            dim, kept = fits[0] if len(fits) == 1 else (None, None)
+            return p, dim, kept, others[0] if len(others) == 1 else tuple(others)
+    return None
 
 
 def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:

@@ -208,7 +208,7 @@ def whole_reduction(steps: list, i: int) -> bool:
     """Whether the student's step ``i`` reduces a whole tensor (of more than one number) to one number."""
     step = steps[i]
     parents = [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
-    return (step[0] in REDUCTIONS and step[1].numel() == 1 and len(parents) == 1
+    return (step[0].split("[")[0] in REDUCTIONS and step[1].numel() == 1 and len(parents) == 1
             and steps[parents[0]][1].numel() > 1)
 
 
