@@ -43,6 +43,13 @@ CASES = [
      "old": "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
      "new": "        e = torch.exp(attn_scores.flatten(0, 1) / keys.shape[-1] ** 0.5)\n"
             "        attn_weights = (e / e.sum(dim=-1)).view(b, self.num_heads, num_tokens, num_tokens)\n"},
+    # BLEU, computed without tensors: the line comes from the numbers its lines assign.
+    {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
+     "new": "        precision = num_matches / len_label\n        score *= math.pow(precision, math.pow(0.5, n))"},
+    {"id": "bleu-uniform-weights", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
+     "new": "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -136,3 +143,15 @@ def test_a_dropped_dimension_is_found_from_the_shapes_alone():
     assert dropped_dimension(square, [0, 1]) == (1, None, None, (2, 4, 4))  # dims 1 and 2 alike: not said which
     fits = {0: ["exp", [4, 4], where, []], 1: ["sum", [4], where, [0]]}
     assert dropped_dimension(fits, [0, 1]) is None  # (4, 4) and (4,) broadcast: not this error
+
+
+@pytest.mark.parametrize("case_id, concept, code", [
+    ("bleu-over-label-length", "not by the label's length", "precision = num_matches / len_label"),
+    ("bleu-uniform-weights", "not by the same weight for every n", "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"),
+])
+def test_a_bleu_mistake_is_named_and_shown_at_the_line_that_first_makes_its_number(graded, case_id, concept, code):
+    for side, view in views(graded, case_id).items():
+        diagnosis = diagnosis_of(view)
+        assert any(concept in c for c in diagnosis.get("concepts") or []), (side, diagnosis)
+        shown = [diagnosis.get("code", ""), *(line.split(": ", 2)[-1] for line in diagnosis.get("made") or [])]
+        assert any(line.startswith(code) for line in shown), (side, diagnosis)

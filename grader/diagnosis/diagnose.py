@@ -147,6 +147,8 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         _passing_helper(diagnosis, stem, localized[0], runs, folder)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
+        if diagnosis.concepts and source is not None:
+            _number_line(diagnosis, stem, source, usable, folder)
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis
@@ -490,6 +492,48 @@ def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, computed: se
         made = {name: lines for name, lines in made.items()
                 if name.removeprefix("self.") not in calls or name.removeprefix("self.") in layers}
     diagnosis.made = [f"{name}: line {n}: {text}" for name, lines in made.items() for n, text in lines][:MAX_LINES]
+
+
+def _number_line(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun], folder: Path | None) -> None:
+    """A computation without tensors (BLEU) whose mistake the catalog confirmed: the student's line
+    that assigns the first number the confirmed mistake computes and the reference never does (on
+    the same input, the very same number), shown as the line that computes the result. Proven by
+    values: nothing is shown when no line of theirs holds that number (another order of the same
+    mistaken computation)."""
+    if folder is None or not hasattr(source, "numbers"):
+        return
+    mistakes = catalog.confirmed(source, stem, [(r.probe, r.kwargs, r.student) for r in runs])
+    for run in (r for r in runs if r.failed):
+        mine = numbers_with_lines(run.student)
+        reference = source.numbers(stem, None, run.probe, run.kwargs) if mine else []
+        if not reference:
+            continue
+        for name, _ in mistakes:
+            theirs = source.numbers(stem, name, run.probe, run.kwargs)
+            wrong = next((v for v in theirs if not any(_same_number(v, r) for r in reference)), None)
+            hit = next((n for n in mine if wrong is not None and _same_number(n[1], wrong)), None)
+            if hit is not None:
+                diagnosis.where, diagnosis.code = line_at(hit[2], folder, stem)
+                if diagnosis.where:
+                    _uses_made(diagnosis, stem, diagnosis.where, diagnosis.code, set(), folder)  # precision = ...
+                    diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} the first number that this mistake "
+                                           f"computes and the reference never does (on the first check that fails)")
+                    return
+
+
+def _same_number(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def numbers_with_lines(value) -> list[list]:
+    """The Python numbers a traced probe's value carries, as ``[name, value, [file, line, 0]]`` (checked:
+    the sandbox sent them), else []."""
+    found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
+    if not isinstance(found, list):
+        return []
+    return [[n[0], float(n[1]), _where_of(n[2])] for n in found[:400]
+            if isinstance(n, list) and len(n) == 3 and isinstance(n[0], str) and n[0].isidentifier()
+            and type(n[1]) in (int, float)]
 
 
 def _result_differs(diagnosis: Diagnosis, runs: list[ProbeRun]) -> None:
