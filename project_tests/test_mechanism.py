@@ -50,6 +50,11 @@ CASES = [
     {"id": "bleu-uniform-weights", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
      "new": "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"},
+    # A loop bound off by one: the last row is never written; the zeros it started from are no mistake.
+    {"id": "loop-bound-off-by-one", "assignment": "ch03", "module": "simple_attention",
+     "old": "return all_attention_weights(inputs) @ inputs",
+     "new": "weights = all_attention_weights(inputs)\n    context = torch.zeros(inputs.shape[0], inputs.shape[1])\n"
+            "    for i in range(inputs.shape[0] - 1):\n        context[i] = weights[i] @ inputs\n    return context"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -155,3 +160,12 @@ def test_a_bleu_mistake_is_named_and_shown_at_the_line_that_first_makes_its_numb
         assert any(concept in c for c in diagnosis.get("concepts") or []), (side, diagnosis)
         shown = [diagnosis.get("code", ""), *(line.split(": ", 2)[-1] for line in diagnosis.get("made") or [])]
         assert any(line.startswith(code) for line in shown), (side, diagnosis)
+
+
+def test_a_loop_that_stops_one_row_short_is_named_with_its_line_and_the_zeros_are_not_blamed(graded):
+    for side, view in views(graded, "loop-bound-off-by-one").items():
+        diagnosis = diagnosis_of(view)
+        assert "torch.zeros" not in diagnosis.get("origin_code", ""), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "Rows [5] of yours still hold the value line 166 filled the tensor with" in notes, (side, diagnosis)
+        assert "the loop at line 167 (for i in range(inputs.shape[0] - 1):)" in notes, (side, diagnosis)

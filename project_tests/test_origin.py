@@ -199,3 +199,14 @@ def test_the_dimension_the_reference_reduces_along_is_found_for_a_whole_tensor_s
     _, reference = run(tmp_path, REFERENCE, "attend", *torch.rand(4, 3, 3).unbind())
     softmax_input = next(s[1] for s in reference if s[0] == "softmax input")
     assert reduced_along(reference, "sum", torch.exp(softmax_input)) == [-1]
+
+
+def test_a_tensor_of_zeros_written_into_row_by_row_is_not_taken_for_the_mistake(tmp_path):
+    # The loop stops one row short; torch.zeros is a way of starting, not a wrong value.
+    mistaken = REFERENCE.replace("    return weights @ values\n",
+                                 "    out = torch.zeros(x.shape[0], values.shape[1])\n"
+                                 "    for i in range(x.shape[0] - 1):\n"
+                                 "        out[i] = weights[i] @ values\n"
+                                 "    return out\n")
+    found = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert found is None or found[0] != 14  # never line 14: out = torch.zeros(...)

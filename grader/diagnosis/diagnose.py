@@ -17,7 +17,7 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import enclosing_function, misspelled_methods, unused_values
+from grader.diagnosis.mechanism import enclosing_function, enclosing_loop, misspelled_methods, unused_values
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction)
@@ -178,6 +178,7 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
+    _unwritten(diagnosis, stem, found, all_steps, output, folder)
     if folder is not None:  # a line the walk went through that drops what it computes (a new state)
         walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
         numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
@@ -191,6 +192,62 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     kinds = {text.split(":")[-1] if "times" in text else text for text in said}
     if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
         diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
+
+
+def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None) -> None:
+    """A tensor filled with one number and then written into (``context[i] = ...`` in a loop) whose
+    entries that differ from the expected value are whole slices still holding that number: which
+    slices, the line that filled it and the loop that writes into it (a bound off by one). Yours is
+    the step shown for the stage, else the output."""
+    yours = found.actual if found.actual is not None else output
+    if folder is None or not isinstance(yours, torch.Tensor) or tuple(yours.shape) != tuple(found.expected.shape):
+        return
+    actual, expected = yours.double(), found.expected.double()
+    differs = ~torch.isclose(actual, expected, atol=1e-4, rtol=0, equal_nan=True)
+    if not differs.any() or differs.all() or actual.dim() == 0:
+        return
+    final = next((i for i in range(len(steps) - 1, -1, -1) if steps[i][0] == "__setitem__"
+                  and tuple(steps[i][1].shape) == tuple(actual.shape) and catalog.same_tensor(steps[i][1], yours)), None)
+    if final is None:
+        return
+    seen, frontier, start = set(), [final], None
+    while frontier:
+        i = frontier.pop()
+        if i in seen or not 0 <= i < len(steps):
+            continue
+        seen.add(i)
+        parents = [p for p in steps[i][3] if type(p) is int and p < i]
+        value = steps[i][1]
+        if (not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1
+                and bool((value == value.flatten()[0]).all())):
+            start = i
+        frontier.extend(parents)
+    if start is None or not torch.isclose(actual[differs], steps[start][1].double()[differs], atol=1e-6, rtol=0).all():
+        return
+    for dim in range(actual.dim()):
+        per = differs.movedim(dim, 0).reshape(actual.shape[dim], -1)
+        if torch.equal(per.all(1), per.any(1)):
+            indices = per.all(1).nonzero().flatten().tolist()
+            break
+    else:
+        return
+    path = Path(folder) / f"{stem}.py"
+    made, made_code = line_at(steps[start][2], folder, stem)
+    written = steps[final][2][1] if steps[final][2][0] == f"{stem}.py" else 0
+    loop = enclosing_loop(path, written) if written else None
+    if not made or loop is None:
+        return
+    what = _along_dim(actual, dim)
+    diagnosis.notes.append(
+        f"{what} {indices} of yours still hold the value {made.split(', ')[-1]} filled the tensor with "
+        f"({made_code.split('   (called at')[0]}), and every other entry is the expected one: the loop at line {loop[0]} "
+        f"({loop[1]}) writes into it at line {written} and leaves them as they were")
+
+
+def _along_dim(t: torch.Tensor, dim: int) -> str:
+    if dim == t.dim() - 1 and t.dim() > 1:
+        return "Columns"
+    return "Rows" if dim == t.dim() - 2 or t.dim() == 1 else f"Entries along dimension {dim}"
 
 
 def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[ProbeRun], folder: Path | None) -> None:

@@ -41,6 +41,32 @@ def enclosing_function(path: Path, line: int) -> str:
     return max(holding, key=lambda n: n.lineno).name if holding else ""
 
 
+def enclosing_loop(path: Path, line: int) -> tuple[int, str] | None:
+    """The innermost loop of ``path`` holding ``line`` (its first line and that line's text), else None.
+    A comprehension counts: ``[... for i in range(n - 1)]``."""
+    tree = _tree(path)
+    if tree is None:
+        return None
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.comprehension))
+             and getattr(n, "lineno", getattr(getattr(n, "target", None), "lineno", 0)) <= line]
+    holding = []
+    for n in loops:
+        first = n.lineno if hasattr(n, "lineno") else n.target.lineno
+        last = getattr(n, "end_lineno", None) or (n.iter.end_lineno if hasattr(n, "iter") else first)
+        if isinstance(n, ast.comprehension):
+            first, last = n.target.lineno, n.iter.end_lineno or n.iter.lineno
+        if first <= line <= last or (isinstance(n, (ast.For, ast.While)) and first < line <= last):
+            holding.append((first, last))
+    if not holding:
+        return None
+    first = max(holding)[0]
+    try:
+        text = path.read_text(errors="replace").splitlines()[first - 1].strip()[:200]
+    except (OSError, IndexError):
+        return None
+    return first, text
+
+
 def _near(a: str, b: str) -> bool:
     """Whether ``a`` is ``b`` written with one character added, dropped, changed or two swapped (or
     another case): a slip of the keyboard, not another name."""

@@ -174,6 +174,9 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     constant: dict[int, bool] = {}
     for i, step in enumerate(steps):
         constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
+        # A tensor filled with one number from nothing (torch.zeros to write rows into): a way of
+        # starting, not a value to judge; what is written into it is.
+        constant[i] = constant[i] or (not parents_of(i) and step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all()))
 
     def known(i: int) -> bool:
         if not 0 <= i < len(steps) or constant.get(i):
