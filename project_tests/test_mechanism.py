@@ -24,6 +24,10 @@ CASES = [
     {"id": "ex33-d-out-per-head", "assignment": "ch03", "module": "mha",
      "old": "return MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)",
      "new": "return MultiHeadAttention(768, 64, 1024, 0.0, num_heads=12)"},
+    # The same with a d_out that the heads divide: no error, only a wrong count of parameters.
+    {"id": "ex33-d-out-halved", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)",
+     "new": "return MultiHeadAttention(768, 384, 1024, 0.0, num_heads=12)"},
     # A return value discarded: the GRU's new state assigned and never used.
     {"id": "gru-state-dropped", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
@@ -169,3 +173,9 @@ def test_a_loop_that_stops_one_row_short_is_named_with_its_line_and_the_zeros_ar
         notes = " ".join(diagnosis.get("notes") or [])
         assert "Rows [5] of yours still hold the value line 166 filled the tensor with" in notes, (side, diagnosis)
         assert "the loop at line 167 (for i in range(inputs.shape[0] - 1):)" in notes, (side, diagnosis)
+
+
+def test_a_factory_of_one_line_with_a_wrong_argument_shows_that_line(graded):
+    for side, view in views(graded, "ex33-d-out-halved").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code") == "return MultiHeadAttention(768, 384, 1024, 0.0, num_heads=12)", (side, diagnosis)

@@ -17,7 +17,8 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import enclosing_function, enclosing_loop, misspelled_methods, unused_values
+from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, single_return,
+                                        unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction)
@@ -149,6 +150,13 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         _result_differs(diagnosis, runs)
         if diagnosis.concepts and source is not None:
             _number_line(diagnosis, stem, source, usable, folder)
+        if not diagnosis.where and folder is not None:  # a factory of one line: that line computes the result
+            failed = next((run for run in runs if run.failed), None)
+            single = single_return(Path(folder) / f"{stem}.py", (failed.checked if failed else "") or diagnosis.checked)
+            if single is not None:
+                diagnosis.where, diagnosis.code = f"{stem}.py, line {single[0]}", single[1]
+                diagnosis.stage = diagnosis.stage or "result"
+                diagnosis.checked = diagnosis.checked or (failed.checked if failed else "")
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis

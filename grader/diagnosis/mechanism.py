@@ -67,6 +67,33 @@ def enclosing_loop(path: Path, line: int) -> tuple[int, str] | None:
     return first, text
 
 
+def single_return(path: Path, text: str) -> tuple[int, str] | None:
+    """A module-level function of ``path`` named in ``text`` as a call (``exercise_3_3_gpt2_attention()``)
+    whose body, its docstring aside, is one ``return`` statement: that statement's first line and text
+    (the one line that computes what the function gives), else None. Only when exactly one such
+    function is named."""
+    import re
+
+    tree = _tree(path)
+    if tree is None:
+        return None
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", text or ""))
+    found = []
+    for function in (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in called):
+        body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                                 and isinstance(s.value.value, str))]
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            found.append(body[0])
+    if len(found) != 1:
+        return None
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    node = found[0]
+    return node.lineno, " ".join(line.strip() for line in lines[node.lineno - 1:node.end_lineno])[:200]
+
+
 def _near(a: str, b: str) -> bool:
     """Whether ``a`` is ``b`` written with one character added, dropped, changed or two swapped (or
     another case): a slip of the keyboard, not another name."""
