@@ -121,7 +121,7 @@ def test_a_helper_that_passes_its_own_checks_is_not_shown_as_the_mistake_its_cal
         shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
         assert any("return softmax_naive(all_attention_scores(inputs))" == code for code in shown), (side, diagnosis)
         assert not any("torch.exp(x) / torch.exp(x).sum(dim=0)" in code for code in shown), (side, diagnosis)
-        assert "softmax_naive, which passes every check of its own" in " ".join(diagnosis.get("notes") or []), side
+        assert "softmax_naive, which passes every check that calls it" in " ".join(diagnosis.get("notes") or []), side
 
 
 def test_a_sum_over_the_whole_tensor_is_shown_at_its_own_line_with_the_dimension(graded):

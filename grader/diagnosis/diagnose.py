@@ -151,8 +151,10 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         if diagnosis.concepts and source is not None:
             _number_line(diagnosis, stem, source, usable, folder)
         if not diagnosis.where and folder is not None:  # a factory of one line: that line computes the result
-            failed = next((run for run in runs if run.failed), None)
-            single = single_return(Path(folder) / f"{stem}.py", (failed.checked if failed else "") or diagnosis.checked)
+            failed = [run for run in runs if run.failed]
+            lines = {single_return(Path(folder) / f"{stem}.py", run.checked or "") for run in failed}
+            single = lines.pop() if len(lines) == 1 else None  # every failing check is of that factory
+            failed = failed[0] if failed else None
             if single is not None:
                 diagnosis.where, diagnosis.code = f"{stem}.py, line {single[0]}", single[1]
                 diagnosis.stage = diagnosis.stage or "result"
@@ -287,7 +289,7 @@ def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pr
         calling = step[2][2]
         setattr(diagnosis, attribute, f"{stem}.py, line {calling}")
         setattr(diagnosis, "code" if attribute == "where" else "origin_code", statement_at(path, calling))
-        note = (f"line {number} is in {helper}, which passes every check of its own; line {calling} calls it "
+        note = (f"line {number} is in {helper}, which passes every check that calls it; line {calling} calls it "
                 f"where the first value that differs is made: the call (which function it calls, or what it "
                 f"gives it) is where it goes wrong")
         if note not in diagnosis.notes:
