@@ -41,6 +41,8 @@ CASES = [
     {"id": "sum-of-everything", "assignment": "ch03", "module": "simple_attention",
      "old": "return torch.softmax(all_attention_scores(inputs), dim=-1)",
      "new": "e = torch.exp(all_attention_scores(inputs))\n    total = e.sum()\n    return e / total"},
+    {"id": "renormalize-by-total", "assignment": "ch03", "module": "causal",
+     "old": "row_sums = masked.sum(dim=-1, keepdim=True)", "new": "row_sums = masked.sum()"},
     # A missing keepdim on the line that raises, after a correct layout of the student's own (heads
     # flattened into the batch, a shape the reference never makes): that layout is not blamed.
     {"id": "keepdim-on-the-crash-line", "assignment": "ch03", "module": "mha",
@@ -122,6 +124,13 @@ def test_a_helper_that_passes_its_own_checks_is_not_shown_as_the_mistake_its_cal
         assert any("return softmax_naive(all_attention_scores(inputs))" == code for code in shown), (side, diagnosis)
         assert not any("torch.exp(x) / torch.exp(x).sum(dim=0)" in code for code in shown), (side, diagnosis)
         assert "softmax_naive, which passes every check that calls it" in " ".join(diagnosis.get("notes") or []), side
+
+
+def test_a_renormalisation_by_the_total_is_shown_at_the_sum_not_at_the_division(graded):
+    for side, view in views(graded, "renormalize-by-total").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("row_sums = masked.sum()"), (side, diagnosis)
+        assert "along dimension -1 only" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
 
 
 def test_a_sum_over_the_whole_tensor_is_shown_at_its_own_line_with_the_dimension(graded):
