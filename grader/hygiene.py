@@ -93,6 +93,7 @@ def _diagnosis(diagnosis: Diagnosis | None) -> Diagnosis | None:
         code=_code(diagnosis.code), relation=clean(diagnosis.relation), origin=clean(diagnosis.origin),
         origin_code=clean(diagnosis.origin_code), origin_kind=diagnosis.origin_kind if diagnosis.origin_kind in ("value", "combination", "inputs", "uses", "call") else "shape",
         made=[clean(line) for line in diagnosis.made[:5]], inputs=[clean(line) for line in diagnosis.inputs[:5]],
+        notes=[clean(line) for line in diagnosis.notes[:5]],
     )
 
 

@@ -70,6 +70,9 @@ class Diagnosis(Comparison):
     # When the origin line computes from values the reference never combines: the lines that made
     # them ("line 77: values = x @ self.W_key").
     inputs: list[str] = field(default_factory=list)
+    # Facts about the student's code that the diagnosis proved, each with its line ("line 132 defines
+    # __init_, not __init__: ..."): what goes wrong beyond tensors (see grader.diagnosis.mechanism).
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

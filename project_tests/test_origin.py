@@ -169,3 +169,44 @@ def test_a_mask_built_from_positions_is_not_taken_for_the_mistake_but_shown_as_a
         "    mask = positions[None, :] >= positions[:, None]\n")
     line, same_inputs, inputs = origin_line(tmp_path, mistaken, "renormalize", torch.rand(5, 5))
     assert line == 6 and not same_inputs and 5 in inputs  # masked = w * mask, from the mask of line 5
+
+
+def test_a_sum_over_the_whole_tensor_is_where_it_goes_wrong_not_the_division_that_uses_it(tmp_path):
+    # One number for the whole matrix (the reference sums each row): a scalar is judged when it
+    # reduces a whole tensor, so the walk stops at the sum, not at the division of the next line.
+    mistaken = REFERENCE.replace("    weights = torch.softmax(queries @ keys.T, dim=-1)\n",
+                                 "    e = torch.exp(queries @ keys.T)\n"
+                                 "    total = e.sum()\n"
+                                 "    weights = e / total\n")
+    line, same_inputs, inputs = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 14 and inputs == [13]  # total = e.sum(), from the right exponentials
+
+
+def test_a_softmax_shifted_by_the_maximum_of_the_whole_tensor_is_not_taken_for_the_mistake(tmp_path):
+    # Subtracting the whole tensor's maximum is a right way to stabilise softmax; the mistake is the
+    # sum over every entry on the next line.
+    mistaken = REFERENCE.replace("    weights = torch.softmax(queries @ keys.T, dim=-1)\n",
+                                 "    scores = queries @ keys.T\n"
+                                 "    e = torch.exp(scores - scores.max())\n"
+                                 "    weights = e / e.sum()\n")
+    line, _, _ = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 15
+
+
+def test_the_dimension_the_reference_reduces_along_is_found_for_a_whole_tensor_sum(tmp_path):
+    from grader.diagnosis.origin import reduced_along
+
+    _, reference = run(tmp_path, REFERENCE, "attend", *torch.rand(4, 3, 3).unbind())
+    softmax_input = next(s[1] for s in reference if s[0] == "softmax input")
+    assert reduced_along(reference, "sum", torch.exp(softmax_input)) == [-1]
+
+
+def test_a_tensor_of_zeros_written_into_row_by_row_is_not_taken_for_the_mistake(tmp_path):
+    # The loop stops one row short; torch.zeros is a way of starting, not a wrong value.
+    mistaken = REFERENCE.replace("    return weights @ values\n",
+                                 "    out = torch.zeros(x.shape[0], values.shape[1])\n"
+                                 "    for i in range(x.shape[0] - 1):\n"
+                                 "        out[i] = weights[i] @ values\n"
+                                 "    return out\n")
+    found = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert found is None or found[0] != 14  # never line 14: out = torch.zeros(...)

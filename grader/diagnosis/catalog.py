@@ -196,6 +196,12 @@ class Reference:
         return _live_result(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, mistake, probe,
                             probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
 
+    def numbers(self, stem: str, mistake: str | None, probe: str, kwargs: dict) -> list[float]:
+        """The Python numbers the reference's (or a mistake's) lines assign on one probe, in the order
+        they run (a computation without tensors: see ``trace.Numbers``); [] for any other."""
+        return _live_numbers(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, mistake, probe,
+                             probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
+
     def result_built_on(self, stem: str, uses: tuple[str, ...], mistaken: tuple[tuple[str, tuple[str, ...]], ...],
                         probe: str, kwargs: dict):
         """What the reference ``stem`` gives on one probe when the reference modules it builds on
@@ -262,6 +268,30 @@ def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, fro
     if function is None:
         return failure("ProbeError", f"no probe {probe}")
     return run_probe(function, module, frozen.kwargs, steps=mistake is None)
+
+
+@functools.lru_cache(maxsize=256)
+def _live_numbers(suite, catalog_suite, solutions, stem, mistake, probe, key, frozen) -> list[float]:
+    from grader.sandbox import worker
+
+    if mistake is None:
+        value = _live_result(suite, catalog_suite, solutions, stem, None, probe, key, frozen)
+    else:
+        try:
+            module = _module(catalog_suite, solutions, stem, mistake)
+        except Exception:  # noqa: BLE001 - a mistake that breaks the import
+            return []
+        function = worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
+        value = run_probe(function, module, frozen.kwargs, steps=True) if function is not None else None
+    return numbers_of(value)
+
+
+def numbers_of(value) -> list[float]:
+    """The values of the Python numbers a traced probe's value carries (``"numbers"``), else []."""
+    found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
+    if not isinstance(found, list):
+        return []
+    return [float(n[1]) for n in found[:400] if isinstance(n, list) and len(n) >= 2 and type(n[1]) in (int, float)]
 
 
 @functools.lru_cache(maxsize=1024)

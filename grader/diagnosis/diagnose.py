@@ -17,10 +17,13 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.localize import OUTPUT, first_difference, shape_departure, stages
-from grader.diagnosis.origin import MAX_LINES, called_on, made_at, shape_origin, statement_at, value_origin
+from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, single_return,
+                                        unused_values)
+from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
+from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
+                                     whole_reduction)
 from grader.sandbox.trace import OUTSIDE
-from grader.diagnosis.relations import relation
+from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
 
 
@@ -40,6 +43,7 @@ class ProbeRun:
     feedback: dict | None = None  # that test's feedback (expected and actual values)
     shapes: str = ""  # when the student's code raised: the shapes of its steps until then (see probing)
     entered: str = ""  # when it raised in another of their files: the line of this module's file that led there
+    called: str = ""  # when it raised in a function of this file called from another of its lines: the outermost
 
 
 def output_of(value):
@@ -125,6 +129,9 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
                 diagnosis.concepts.append(explained.concept)
             _shape_origin(diagnosis, stem, source, run, error, folder)
             _entered_from(diagnosis, stem, run.entered, folder)
+            _called_from(diagnosis, stem, run.called, folder)
+            if folder is not None:
+                diagnosis.notes += misspelled_methods(Path(folder) / f"{stem}.py", str(error.get("message", "")))
             break
         steps = steps_of(run.student)
         if steps is None or source is None:
@@ -138,8 +145,20 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
             localized.append((run, found, steps, reference_steps))
     if localized and not diagnosis.error:
         _show_step(diagnosis, stem, localized, folder)
+        _passing_helper(diagnosis, stem, localized[0], runs, folder)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
+        if diagnosis.concepts and source is not None:
+            _number_line(diagnosis, stem, source, usable, folder)
+        if not diagnosis.where and folder is not None:  # a factory of one line: that line computes the result
+            failed = [run for run in runs if run.failed]
+            lines = {single_return(Path(folder) / f"{stem}.py", run.checked or "") for run in failed}
+            single = lines.pop() if len(lines) == 1 else None  # every failing check is of that factory
+            failed = failed[0] if failed else None
+            if single is not None:
+                diagnosis.where, diagnosis.code = f"{stem}.py, line {single[0]}", single[1]
+                diagnosis.stage = diagnosis.stage or "result"
+                diagnosis.checked = diagnosis.checked or (failed.checked if failed else "")
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis
@@ -169,6 +188,12 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
+    _unwritten(diagnosis, stem, found, all_steps, output, folder)
+    if folder is not None:  # a line the walk went through that drops what it computes (a new state)
+        walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
+        numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
+                   if at.startswith(f"{stem}.py, line ") and at.split(", line ")[1].split(",")[0].split(" ")[0].isdigit()]
+        diagnosis.notes += unused_values(Path(folder) / f"{stem}.py", numbers)
     if is_weights(found.expected):
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
@@ -176,7 +201,126 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     said = [relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized]
     kinds = {text.split(":")[-1] if "times" in text else text for text in said}
     if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
-        diagnosis.relation = said[0]
+        diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
+
+
+def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None) -> None:
+    """A tensor filled with one number and then written into (``context[i] = ...`` in a loop) whose
+    entries that differ from the expected value are whole slices still holding that number: which
+    slices, the line that filled it and the loop that writes into it (a bound off by one). Yours is
+    the step shown for the stage, else the output."""
+    yours = found.actual if found.actual is not None else output
+    if folder is None or not isinstance(yours, torch.Tensor) or tuple(yours.shape) != tuple(found.expected.shape):
+        return
+    actual, expected = yours.double(), found.expected.double()
+    differs = ~torch.isclose(actual, expected, atol=1e-4, rtol=0, equal_nan=True)
+    if not differs.any() or differs.all() or actual.dim() == 0:
+        return
+    final = next((i for i in range(len(steps) - 1, -1, -1) if steps[i][0] == "__setitem__"
+                  and tuple(steps[i][1].shape) == tuple(actual.shape) and catalog.same_tensor(steps[i][1], yours)), None)
+    if final is None:
+        return
+    seen, frontier, start = set(), [final], None
+    while frontier:
+        i = frontier.pop()
+        if i in seen or not 0 <= i < len(steps):
+            continue
+        seen.add(i)
+        parents = [p for p in steps[i][3] if type(p) is int and p < i]
+        value = steps[i][1]
+        if (not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1
+                and bool((value == value.flatten()[0]).all())):
+            start = i
+        frontier.extend(parents)
+    if start is None or not torch.isclose(actual[differs], steps[start][1].double()[differs], atol=1e-6, rtol=0).all():
+        return
+    for dim in range(actual.dim()):
+        per = differs.movedim(dim, 0).reshape(actual.shape[dim], -1)
+        if torch.equal(per.all(1), per.any(1)):
+            indices = per.all(1).nonzero().flatten().tolist()
+            break
+    else:
+        return
+    path = Path(folder) / f"{stem}.py"
+    made, made_code = line_at(steps[start][2], folder, stem)
+    written = steps[final][2][1] if steps[final][2][0] == f"{stem}.py" else 0
+    loop = enclosing_loop(path, written) if written else None
+    if not made or loop is None:
+        return
+    what = _along_dim(actual, dim)
+    diagnosis.notes.append(
+        f"{what} {indices} of yours still hold the value {made.split(', ')[-1]} filled the tensor with "
+        f"({made_code.split('   (called at')[0]}), and every other entry is the expected one: the loop at line {loop[0]} "
+        f"({loop[1]}) writes into it at line {written} and leaves them as they were")
+
+
+def _along_dim(t: torch.Tensor, dim: int) -> str:
+    if dim == t.dim() - 1 and t.dim() > 1:
+        return "Columns"
+    return "Rows" if dim == t.dim() - 2 or t.dim() == 1 else f"Entries along dimension {dim}"
+
+
+def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[ProbeRun], folder: Path | None) -> None:
+    """When the line shown for the first differing step (or the origin) is inside a function of the
+    module that passes every check of its own, and another function's line called it there: that
+    calling line is where it goes wrong (the helper is right; calling it, or what it is given,
+    is not). The helper's line stays as the note's; the calling line is shown instead."""
+    if folder is None:
+        return
+    path = Path(folder) / f"{stem}.py"
+    checked: dict[str, bool] = {}
+    for run in runs:
+        name = run.kwargs.get("function") if run.probe == "call" and isinstance(run.kwargs, dict) else None
+        if isinstance(name, str):
+            checked[name] = checked.get(name, True) and not run.failed
+    passing = {name for name, passed in checked.items() if passed}
+    if not passing:
+        return
+    _, _, steps, _ = first
+    for attribute in ("where", "origin"):
+        shown = getattr(diagnosis, attribute)
+        if not shown.startswith(f"{stem}.py, line "):
+            continue
+        number = shown.split(", line ")[1].split(",")[0].split(" ")[0]
+        step = next((s for s in steps if s[2][0] == f"{stem}.py" and str(s[2][1]) == number and s[2][2]), None)
+        helper = enclosing_function(path, int(number)) if number.isdigit() else ""
+        if step is None or helper not in passing or enclosing_function(path, step[2][2]) in ("", helper):
+            continue
+        calling = step[2][2]
+        setattr(diagnosis, attribute, f"{stem}.py, line {calling}")
+        setattr(diagnosis, "code" if attribute == "where" else "origin_code", statement_at(path, calling))
+        note = (f"line {number} is in {helper}, which passes every check that calls it; line {calling} calls it "
+                f"where the first value that differs is made: the call (which function it calls, or what it "
+                f"gives it) is where it goes wrong")
+        if note not in diagnosis.notes:
+            diagnosis.notes.append(note)
+    if diagnosis.origin and diagnosis.origin == diagnosis.where:
+        diagnosis.origin, diagnosis.origin_code = "", ""
+
+
+def _factor_said(said: str, localized: list) -> str:
+    """A constant factor, said only in terms the code can act on: in the sizes it is made of when one
+    pair of sizes gives it on every run that differs (dividing by the square root of the number of
+    tokens instead of d_k); as a number only when it is the same number on runs whose sizes differ
+    (a true constant); else nothing (a number true of one input alone tempts a hard-coded constant)."""
+    factors = [factor_of(place.expected, place.actual) for _, place, _, _ in localized]
+    if any(c is None for c in factors):
+        return ""
+    sizes = []
+    for _, place, _, reference_steps in localized:
+        named: dict[str, int] = {}
+        for stage in [*stages(floating(reference_steps), None), Stage(place.stage, place.expected)]:
+            short, dims = stage.name.split(" (")[0], stage.value.dim()
+            for d in range(dims):
+                named.setdefault(f"the last dimension of the {short}" if d == dims - 1 else
+                                 f"dimension {d} of the {short}", int(stage.value.shape[d]))
+        sizes.append(named)
+    by_sizes = size_factor(factors, sizes)
+    if by_sizes:
+        return by_sizes
+    constant = all(abs(c - factors[0]) <= 1e-4 * max(1.0, abs(factors[0])) for c in factors)
+    varied = len({tuple(sorted(s.items())) for s in sizes}) > 1
+    return said if constant and varied else ""
 
 
 def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error: dict, folder: Path | None) -> None:
@@ -189,8 +333,26 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs)) if steps and source is not None else None
     raised_at = diagnosis.where.split(", in ")[0]
     computed = computed_lines([where for _, _, where, _ in steps.values()], stem)
-    for departs in _shape_departures(steps, raised, reference_steps or []):
+    dropped = dropped_dimension(steps, raised)
+    if dropped is not None:  # a reduction without keepdim: the shapes fit with it, proven on the shapes
+        k, dim, kept, other = dropped
+        at, code = line_at(steps[k][2], folder, stem)
+        line = at.split(", ")[-1] if at else "a line of yours"
+        what = steps[k][0].split("[")[0]
+        diagnosis.notes.append(
+            f"{line} ({what} over dimension {dim}) gives shape {tuple(steps[k][1])}, without that dimension; with "
+            f"keepdim=True it would have shape {kept}, which fits the shape {other} it is combined with where the error "
+            f"is raised" if dim is not None else
+            f"{line} ({what} over one dimension) gives shape {tuple(steps[k][1])}, without that dimension; with "
+            f"keepdim=True (the dimension kept, of size 1) it fits the shape {other} it is combined with where the "
+            f"error is raised")
+        if at and at != raised_at:
+            diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+        return
+    for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [])):
         at, code = line_at(steps[departs][2], folder, stem)
+        if n == 0 and raised and at == raised_at:
+            break  # the walk from what the call received ends on the line that raised: nothing before it is shown
         if at and at != raised_at:
             shape = tuple(steps[departs][1])
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
@@ -216,6 +378,55 @@ def _entered_from(diagnosis: Diagnosis, stem: str, entered: str, folder: Path | 
     if number.isdigit() and folder is not None:
         diagnosis.origin, diagnosis.origin_kind = f"{stem}.py, line {number}", "call"
         diagnosis.origin_code = statement_at(Path(folder) / f"{stem}.py", int(number))
+
+
+def _called_from(diagnosis: Diagnosis, stem: str, called: str, folder: Path | None) -> None:
+    """An error raised in a function of this module that another of its lines called (a class built
+    by the factory the check called, with an argument it refuses): that calling line, the outermost
+    of the module's own, unless a line of where the shape went wrong is shown already."""
+    if diagnosis.origin or folder is None or not called.startswith(f"{stem}.py, line "):
+        return
+    number = called.split(", line ")[1].split(",")[0]
+    if number.isdigit() and not diagnosis.where.startswith(f"{stem}.py, line {number},"):
+        diagnosis.origin, diagnosis.origin_kind = f"{stem}.py, line {number}", "call"
+        diagnosis.origin_code = statement_at(Path(folder) / f"{stem}.py", int(number))
+
+
+def dropped_dimension(steps: dict, raised: list) -> tuple | None:
+    """Of what the call that raised received (``raised``, indices of ``steps``), a reduction step that
+    dropped one dimension of what it reduced (``sum(dim=-1)`` without keepdim), such that with that
+    dimension kept (size 1) every operand broadcasts, where as they are they do not: ``(step, the
+    dimension, the shape it would have, the other operands' shape)``; else None."""
+    received = [p for p in raised if type(p) is int and p in steps]
+    if len(received) < 2:
+        return None
+    shapes = {p: tuple(steps[p][1]) for p in received}
+    try:
+        torch.broadcast_shapes(*shapes.values())
+        return None  # they broadcast as they are: the error is another one
+    except RuntimeError:
+        pass
+    for p in received:
+        label, shape, _, parents = steps[p]
+        sources = [q for q in parents if type(q) is int and q in steps]
+        if label.split("[")[0] not in REDUCTIONS or len(sources) != 1:
+            continue
+        source = tuple(steps[sources[0]][1])
+        dims = [d for d in range(len(source)) if source[:d] + source[d + 1:] == tuple(shape)]
+        others = [s for q, s in shapes.items() if q != p]
+        fits = []
+        for d in dims:
+            kept = source[:d] + (1,) + source[d + 1:]
+            try:
+                torch.broadcast_shapes(kept, *others)
+                fits.append((d - len(source), kept))
+            except RuntimeError:
+                pass
+        # Which dimension it dropped is said only when the shapes tell (two of the same size do not).
+        if fits and len(fits) == len(dims):
+            dim, kept = fits[0] if len(fits) == 1 else (None, None)
+            return p, dim, kept, others[0] if len(others) == 1 else tuple(others)
+    return None
 
 
 def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:
@@ -293,6 +504,15 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         diagnosis.origin, diagnosis.origin_code = at, code
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
                                  else "combination" if origin.inputs_known else "inputs")
+    if whole_reduction(steps, origin.step):
+        parent = next(p for p in steps[origin.step][3] if type(p) is int)
+        dims = reduced_along(reference_steps, steps[origin.step][0], steps[parent][1])
+        if len(dims) == 1:
+            diagnosis.notes.append(
+                f"{at.split(', ')[-1]} reduces a whole tensor of shape {tuple(steps[parent][1].shape)} to one number "
+                f"({steps[origin.step][0]} over every entry); the reference reduces the same values along dimension "
+                f"{dims[0]} only, one result per row: give that dimension (dim={dims[0]}, keepdim=True where the "
+                f"result divides the rows)")
     if origin.same_inputs:
         _uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
         return
@@ -339,6 +559,48 @@ def _uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, computed: se
         made = {name: lines for name, lines in made.items()
                 if name.removeprefix("self.") not in calls or name.removeprefix("self.") in layers}
     diagnosis.made = [f"{name}: line {n}: {text}" for name, lines in made.items() for n, text in lines][:MAX_LINES]
+
+
+def _number_line(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun], folder: Path | None) -> None:
+    """A computation without tensors (BLEU) whose mistake the catalog confirmed: the student's line
+    that assigns the first number the confirmed mistake computes and the reference never does (on
+    the same input, the very same number), shown as the line that computes the result. Proven by
+    values: nothing is shown when no line of theirs holds that number (another order of the same
+    mistaken computation)."""
+    if folder is None or not hasattr(source, "numbers"):
+        return
+    mistakes = catalog.confirmed(source, stem, [(r.probe, r.kwargs, r.student) for r in runs])
+    for run in (r for r in runs if r.failed):
+        mine = numbers_with_lines(run.student)
+        reference = source.numbers(stem, None, run.probe, run.kwargs) if mine else []
+        if not reference:
+            continue
+        for name, _ in mistakes:
+            theirs = source.numbers(stem, name, run.probe, run.kwargs)
+            wrong = next((v for v in theirs if not any(_same_number(v, r) for r in reference)), None)
+            hit = next((n for n in mine if wrong is not None and _same_number(n[1], wrong)), None)
+            if hit is not None:
+                diagnosis.where, diagnosis.code = line_at(hit[2], folder, stem)
+                if diagnosis.where:
+                    _uses_made(diagnosis, stem, diagnosis.where, diagnosis.code, set(), folder)  # precision = ...
+                    diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} the first number that this mistake "
+                                           f"computes and the reference never does (on the first check that fails)")
+                    return
+
+
+def _same_number(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def numbers_with_lines(value) -> list[list]:
+    """The Python numbers a traced probe's value carries, as ``[name, value, [file, line, 0]]`` (checked:
+    the sandbox sent them), else []."""
+    found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
+    if not isinstance(found, list):
+        return []
+    return [[n[0], float(n[1]), _where_of(n[2])] for n in found[:400]
+            if isinstance(n, list) and len(n) == 3 and isinstance(n[0], str) and n[0].isidentifier()
+            and type(n[1]) in (int, float)]
 
 
 def _result_differs(diagnosis: Diagnosis, runs: list[ProbeRun]) -> None:

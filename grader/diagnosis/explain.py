@@ -55,6 +55,9 @@ MATMUL_CODE = re.compile(r"@|\bmatmul\b|\bbmm\b|\bmm\b|\beinsum\b")
 def classify(kind: str, message: str, code: str = "") -> tuple[str, str]:
     """``(kind of error, what it means)`` for an exception's type and message (and the line
     that raised it: sizes that do not match in a line with a matrix product are that product's)."""
+    if kind == "NotImplementedError" and re.search(r'is missing the required "\w+" function', message):
+        return ("a method the module needs is missing",
+                "calling a module runs its forward method, and this class defines none under that name.")
     if kind == "NotImplementedError":
         return KINDS[0][0], KINDS[0][2]
     if kind in ("timeout", "Timeout"):

@@ -112,7 +112,14 @@ def softmax_by_hand(steps: list) -> list:
         add("amax", top.squeeze(d), [i])
         shifted = given - top
         k_shifted = add("sub", shifted, [i, k_top])
-        for source, k_source in ((shifted, k_shifted), (given, i)):
+        # Shifted by the maximum of the whole tensor, as a student may (softmax is the same whatever
+        # the shift): that maximum and what it makes are right too.
+        finite = given[torch.isfinite(given)]
+        everywhere = finite.max() if finite.numel() else given.amax()
+        k_everywhere = add("max", everywhere, [i])
+        shifted_all = given - everywhere
+        k_shifted_all = add("sub", shifted_all, [i, k_everywhere])
+        for source, k_source in ((shifted, k_shifted), (given, i), (shifted_all, k_shifted_all)):
             powered = torch.exp(source)
             k_powered = add("exp", powered, [k_source])
             total = powered.sum(dim=d, keepdim=True)
@@ -167,10 +174,15 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     constant: dict[int, bool] = {}
     for i, step in enumerate(steps):
         constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
+        # A tensor filled with one number from nothing (torch.zeros to write rows into): a way of
+        # starting, not a value to judge; what is written into it is.
+        constant[i] = constant[i] or (not parents_of(i) and step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all()))
 
     def known(i: int) -> bool:
         if not 0 <= i < len(steps) or constant.get(i):
             return True
+        if whole_reduction(steps, i):  # one number from a whole tensor: judged like any value
+            return bool(values.matching(steps[i][1]))
         return values.holds(steps[i][1], layout=steps[i][0] in LAYOUT)
 
     root = first_unknown([start], parents_of, known)
@@ -190,6 +202,36 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
             if steps[i][0] in LAYOUT and not values.matching(steps[i][1], exact=True):
                 frontier.extend(p for p in parents_of(i) if type(p) is int)
     return Origin(root, False, shown, inputs_known=all(matched))
+
+
+REDUCTIONS = frozenset({"sum", "mean", "amax", "max", "amin", "min", "norm", "logsumexp", "prod"})
+
+
+def whole_reduction(steps: list, i: int) -> bool:
+    """Whether the student's step ``i`` reduces a whole tensor (of more than one number) to one number."""
+    step = steps[i]
+    parents = [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
+    return (step[0].split("[")[0] in REDUCTIONS and step[1].numel() == 1 and len(parents) == 1
+            and steps[parents[0]][1].numel() > 1)
+
+
+def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> list[int]:
+    """The dimensions along which the reference's steps of kind ``label`` (``sum``) reduce a value equal
+    to ``source`` (same shape) to more than one number (one per row), else []."""
+    values = KnownValues(reference_steps)
+    holding = set(values.matching(source, exact=True))
+    found = []
+    for step in values.steps:
+        if step[0] != label or step[1].numel() <= 1 or not holding & set(step[3] if len(step) > 3 else ()):
+            continue
+        shape, out = tuple(source.shape), tuple(step[1].shape)
+        kept = len(out) == len(shape)
+        dims = [d for d in range(len(shape)) if (out[d] == 1 and shape[d] != 1 if kept else True)]
+        if not kept and len(out) == len(shape) - 1:
+            dims = [d for d in range(len(shape)) if shape[:d] + shape[d + 1:] == out]
+        if len(dims) == 1:
+            found.append(dims[0] - len(shape))
+    return sorted(set(found))
 
 
 def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:

@@ -47,6 +47,15 @@ class Table:
         """``(name, mistake)`` for the mistakes of ``stem`` that name a concept."""
         return self.names.get(stem, [])
 
+    def numbers(self, stem: str, mistake: str | None, probe: str, kwargs: dict) -> list[float]:
+        """The stored Python numbers of the reference (``mistake`` None) or of a mistake on one probe."""
+        entry = self.results.get(catalog.probe_key(probe, wire.encode_args(kwargs)))
+        if entry is None:
+            return []
+        if mistake is None:
+            return catalog.numbers_of(entry["reference"])
+        return [float(n) for n in (entry.get("numbers") or {}).get(mistake, [])]
+
     def result(self, stem: str, mistake: str | None, probe: str, kwargs: dict):
         """The stored result of the reference (``mistake`` None) or of a mistake on one probe."""
         key = catalog.probe_key(probe, wire.encode_args(kwargs))
@@ -78,6 +87,8 @@ def _strip_steps(value, keep: bool = False):
     diagnosis looks for the student's steps among them, and walks back through their parents."""
     if isinstance(value, dict) and "$traced" in value:
         steps = [[s[0], s[1], ["", 0, 0], s[3] if len(s) > 3 else []] for s in value["steps"]] if keep else []
+        if keep and value.get("numbers"):  # a computation without tensors: its numbers, without names or lines
+            return {"$traced": value["$traced"], "steps": steps, "numbers": [["", n, ["", 0, 0]] for n in catalog.numbers_of(value)]}
         return {"$traced": value["$traced"], "steps": steps}
     return value
 
@@ -125,13 +136,16 @@ def build(root: Path, assignment: str) -> dict:
             named = source.concepts(stem)
             concepts[stem] = [{"name": name, "concept": m.concept, "random": m.random} for name, m in named]
             reference = source.result(stem, None, probe, kwargs)
-            mistakes = {}
+            mistakes, numbers = {}, {}
             for name, _ in named:
                 wrong = source.result(stem, name, probe, kwargs)
                 if not catalog.agree(catalog.unwrap(wrong), catalog.unwrap(reference)):
                     mistakes[name] = _encode(_strip_steps(wrong))
+                    if catalog.numbers_of(reference):  # where the mistake's numbers first leave the reference's
+                        numbers[name] = source.numbers(stem, name, probe, kwargs)
             results[catalog.probe_key(probe, wire.encode_args(kwargs))] = {
-                "reference": _encode(_strip_steps(reference, keep=True)), "mistakes": mistakes}
+                "reference": _encode(_strip_steps(reference, keep=True)), "mistakes": mistakes,
+                **({"numbers": numbers} if numbers else {})}
     finally:
         sys.path.remove(str(solutions))
     return {"assignment": assignment, "concepts": concepts, "results": results}

@@ -67,25 +67,73 @@ def _masked_value(place, expected, yours) -> str:
 
 
 def _factor(place, expected, yours) -> str:
-    if yours.shape != expected.shape:
+    c = factor_of(expected, yours)
+    if c is None:
         return ""
+    return f"every value of yours is the expected one times {_number(c)}{_named(c)}: a constant factor"
+
+
+def factor_of(expected: torch.Tensor, yours: torch.Tensor) -> float | None:
+    """The number ``c`` with ``yours == c * expected`` on every entry (masked entries masked in both),
+    else None (also for c = 1)."""
+    if not isinstance(yours, torch.Tensor) or yours.shape != expected.shape:
+        return None
     e, y = expected.double(), yours.double()
     hidden = _masked(e)
     if not torch.equal(hidden, _masked(y)):
-        return ""
+        return None
     e, y = e[~hidden], y[~hidden]
     if not (torch.isfinite(e).all() and torch.isfinite(y).all()):
-        return ""
+        return None
     usable = e.abs() > 1e-3
     if usable.sum() < 2:
-        return ""
+        return None
     ratios = y[usable] / e[usable]
     c = float(ratios.median().detach())
     if not math.isfinite(c) or abs(c) < 1e-6 or abs(c - 1) < 1e-3:
-        return ""
+        return None
     if not torch.isclose(y, c * e, atol=1e-4 * max(1.0, abs(c)), rtol=1e-4).all():
+        return None
+    return c
+
+
+def size_factor(factors: list[float], sizes: list[dict[str, int]]) -> str:
+    """Which sizes a factor found on several checks is made of: ``factors[r]`` is the factor on
+    check ``r`` and ``sizes[r]`` the sizes of that check's tensors by name ("the last dimension of the
+    keys"). Said only when the factor changes from check to check (a constant is no size) and equals
+    ``(A / B) ** p`` (p = 1/2 or 1), or ``A ** q`` (q = ±1/2 or ±1), on every check for one size or pair alone (sizes equal on every
+    check count as one, named by the first of their names); else ""."""
+    if len(factors) < 2 or len(factors) != len(sizes):
         return ""
-    return f"every value of yours is the expected one times {_number(c)}{_named(c)}: a constant factor"
+    if all(abs(c - factors[0]) <= 1e-3 * abs(factors[0]) for c in factors):
+        return ""
+    groups: dict[tuple, list[str]] = {}
+    for name in sizes[0]:
+        if all(name in s for s in sizes):
+            groups.setdefault(tuple(s[name] for s in sizes), []).append(name)
+    fits = [(a, b, p) for a, b in itertools.permutations(groups, 2) for p in (0.5, 1.0)
+            if all(y and abs((x / y) ** p - c) <= 1e-3 * abs(c) for x, y, c in zip(a, b, factors))]
+    fits += [(a, None, q) for a in groups for q in (0.5, 1.0, -0.5, -1.0)
+             if all(x and abs(x ** q - c) <= 1e-3 * abs(c) for x, c in zip(a, factors))]
+    if len(fits) != 1:
+        return ""
+    a, b, p = fits[0]
+
+    def name(vector) -> str:
+        names = groups[vector]
+        other = next((n for n in names if n.split(" of the ")[0] != names[0].split(" of the ")[0]), "")
+        return f"{names[0]} (= {other})" if other else names[0]
+
+    if b is None:
+        root = "√" if abs(p) == 0.5 else ""
+        how = "times" if p > 0 else "divided by"
+        more, less = ("product", "division") if p > 0 else ("division", "product")
+        return (f"on every check that differs here, yours is the expected value {how} {root}A, with A = {name(a)}: "
+                f"a {more} by {root}A too many, or a {less} by {root}A missing")
+    root = "√" if p == 0.5 else ""
+    return (f"on every check that differs here, yours is the expected value times {root}A / {root}B, with A = "
+            f"{name(a)} and B = {name(b)}: a division by {root}B where {root}A is meant (or a product by {root}A "
+            f"where {root}B is)")
 
 
 def _named(c: float) -> str:

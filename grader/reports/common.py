@@ -80,6 +80,7 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
     parts += [f"It uses {name}, made at {lines[0]}." if len(lines) == 1 else
               f"It uses {name}; these lines of yours make it, or what it is made from: {'; '.join(lines)}."
               for name, lines in made_by_name(diagnosis.made)]
+    parts += [f"In your code: {note}." for note in diagnosis.notes]
     return " ".join(parts)
 
 
@@ -143,6 +144,7 @@ def lead(diagnosis: Diagnosis) -> list[str]:
         else:
             lines.append(f"It uses {name}; these lines of yours make it, or what it is made from:")
             lines += [f"  {line}" for line in made]
+    lines += [f"In your code: {note}" for note in diagnosis.notes]
     return lines
 
 

@@ -67,11 +67,19 @@ def describe_exception(exc: BaseException, student_dir: str) -> dict:
         "type": type(exc).__name__,
         "message": message,
         "where": where,
-        "not_attempted": isinstance(exc, NotImplementedError) and students,
+        # Raised by their own code (a stub's raise): not attempted. Raised inside torch (nn.Module's
+        # placeholder for a forward the class does not define: a misspelled name) is an error like any other.
+        "not_attempted": (isinstance(exc, NotImplementedError) and students
+                          and bool(frames) and os.path.abspath(frames[-1].filename).startswith(folder)),
         "probe_error": isinstance(exc, ProbeError),
     }
     if entered:
         account["entered"] = entered
+    # Raised in a function of the file that another line of that same file called (a constructor
+    # given a wrong argument by the factory the probe called): the outermost of those lines.
+    same = [f for f in mine if os.path.basename(f.filename) == os.path.basename(mine[-1].filename)] if mine else []
+    if len(same) > 1 and (same[0].lineno, same[0].name) != (same[-1].lineno, same[-1].name):
+        account["called_from"] = f"{os.path.basename(same[0].filename)}, line {same[0].lineno}, in {same[0].name}"
     if not students:
         last = frames[-1] if frames else None
         account["grader_fault"] = True

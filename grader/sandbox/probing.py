@@ -214,6 +214,8 @@ def with_steps(value, recorder) -> dict:
     them where steps are not sent (:func:`sending_steps`)."""
     if recorder is None or not _sending_steps:
         return {"$traced": value}
+    if getattr(recorder, "numbers", None) and not recorder.steps:  # a computation without tensors (BLEU)
+        return {"$traced": value, "steps": recorder.steps, "numbers": recorder.numbers}
     return {"$traced": value, "steps": recorder.steps}
 
 

@@ -26,6 +26,7 @@ which the grading plugin splits again (the test sees ``value``). Only small tens
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import weakref
@@ -87,6 +88,7 @@ class Recorder(TorchFunctionMode):
             self.made[key] = (weakref.ref(tensor_), (name,))
         # What the call that raised was computed from (for an error: where its wrong shape came from).
         self.raised_from: tuple = ()
+        self.numbers: list[list] = []  # see Numbers
 
     def sources(self, value, depth: int = 0) -> set:
         """The steps and attributes ``value`` (a tensor, or a list or tuple of them) was computed from."""
@@ -197,17 +199,73 @@ def attributes_of(module) -> dict[int, tuple]:
     return found
 
 
+MAX_NUMBERS = 400  # Python numbers kept per call
+
+
+class Numbers:
+    """Note each Python number (an int or a float) that a line of the student's files assigns to a
+    local name, as ``[name, value, [file name, line, 0]]``, in the order the lines run: what a
+    computation done without tensors (BLEU's counts and precisions) is made of. Only frames of
+    the student's files are followed (``sys.settrace`` asks nothing of any other frame)."""
+
+    def __init__(self):
+        self.found: list[list] = []
+        self.state: dict[int, tuple[dict, int]] = {}  # frame -> (its numbers after the last line, that line)
+
+    def call(self, frame, event, arg):
+        if event != "call" or _student_dir is None or len(self.found) >= MAX_NUMBERS:
+            return None
+        name = frame.f_code.co_filename
+        if not (name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir)):
+            return None
+        self.state[id(frame)] = (_numbers_in(frame), frame.f_lineno)  # its arguments: given, not computed
+        return self.line
+
+    def line(self, frame, event, arg):
+        if event not in ("line", "return"):
+            return self.line
+        try:  # never let the tracer change what the student's code does
+            before, line = self.state.get(id(frame), ({}, frame.f_lineno))
+            now = _numbers_in(frame)
+            where = [os.path.relpath(frame.f_code.co_filename, _student_dir or "")[:100], line, 0]
+            for key, value in now.items():
+                if len(self.found) < MAX_NUMBERS and (key not in before or before[key] != value):
+                    self.found.append([str(key)[:40], float(value), where])
+            if event == "return":
+                self.state.pop(id(frame), None)
+            else:
+                self.state[id(frame)] = (now, frame.f_lineno)
+        except Exception:  # noqa: BLE001, S110 - a note lost, nothing else
+            pass
+        return self.line
+
+
+def _numbers_in(frame) -> dict:
+    try:
+        return {k: v for k, v in list(frame.f_locals.items())[:64]
+                if (type(v) is int and abs(v) < 2 ** 53) or (type(v) is float and math.isfinite(v))}
+    except Exception:  # noqa: BLE001 - locals of the student's making
+        return {}
+
+
 @contextlib.contextmanager
 def recording(module=None):
-    """Record the steps of what runs inside the block; yields the :class:`Recorder`."""
+    """Record the steps of what runs inside the block; yields the :class:`Recorder` (its
+    ``numbers``: the Python numbers the student's lines assign, see :class:`Numbers`)."""
     parameters = {}
     if isinstance(module, torch.nn.Module):
         parameters = {id(p): name.rsplit(".", 1)[-1] for name, p in module.named_parameters()}
     recorder = Recorder(parameters, attributes_of(module))
     handles = _hooks(module, recorder)
+    numbers, before = Numbers(), sys.gettrace()
+    recorder.numbers = numbers.found
     try:
         with recorder:
-            yield recorder
+            sys.settrace(numbers.call)
+            try:
+                yield recorder
+            finally:
+                sys.settrace(before)
     finally:
         for handle in handles:
             handle.remove()

@@ -279,12 +279,14 @@ class GradingPlugin:
         runs: dict[str, list[ProbeRun]] = {}
         for nodeid, (stem, probe, kwargs) in self.calls.items():
             outcome = self.result.outcomes.get(nodeid)
-            student, where, entered = self.student_result(nodeid), "", ""
+            student, where, entered, called = self.student_result(nodeid), "", "", ""
             if outcome is not None and outcome.outcome != "ok" and student is not None:
                 where, entered = outcome.error.get("where", ""), outcome.error.get("entered", "")
+                called = outcome.error.get("called_from", "")
             feedback = failed.get(nodeid, {})
             runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
-                                                      feedback.get("checked") or "", feedback, entered=entered))
+                                                      feedback.get("checked") or "", feedback, entered=entered,
+                                                      called=called if isinstance(called, str) else ""))
         if source is not None:
             self.add_steps(runs)
         diagnoses = {}

@@ -1,0 +1,185 @@
+"""Facts about the student's code beyond tensors, read from the taken file with :mod:`ast` (never run).
+
+Each function here states something that holds of the code as written, with its line, and only
+when what the diagnosis already observed ties it to the failure:
+
+- :func:`misspelled_methods`: a class of theirs defines ``__init_`` (or ``foward``) where Python
+  looks for ``__init__`` (``forward``), and the error names the method Python looked for: so
+  ``nn.Module``'s own method ran instead of theirs;
+- :func:`unused_values`: a line in a loop that the walk went through (or in the same loop) assigns a name that the
+  function never reads afterwards (a GRU's new state, assigned and dropped), so the value it names
+  is lost, and what the line reads instead stays the same on every pass.
+
+Nothing here guesses a cause from a pattern alone: each note is a fact of the file, given only
+where the failure passes through its line.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+# The methods Python or nn.Module call by name on a class of the student's: a method defined under a
+# near name is never called.
+CALLED_BY_NAME = ("__init__", "forward", "__call__", "extra_repr")
+
+
+def _tree(path: Path):
+    try:
+        return ast.parse(path.read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def enclosing_function(path: Path, line: int) -> str:
+    """The name of the innermost function of ``path`` holding ``line``, else ""."""
+    tree = _tree(path)
+    if tree is None:
+        return ""
+    holding = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return max(holding, key=lambda n: n.lineno).name if holding else ""
+
+
+def enclosing_loop(path: Path, line: int) -> tuple[int, str] | None:
+    """The innermost loop of ``path`` holding ``line`` (its first line and that line's text), else None.
+    A comprehension counts: ``[... for i in range(n - 1)]``."""
+    tree = _tree(path)
+    if tree is None:
+        return None
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.comprehension))
+             and getattr(n, "lineno", getattr(getattr(n, "target", None), "lineno", 0)) <= line]
+    holding = []
+    for n in loops:
+        first = n.lineno if hasattr(n, "lineno") else n.target.lineno
+        last = getattr(n, "end_lineno", None) or (n.iter.end_lineno if hasattr(n, "iter") else first)
+        if isinstance(n, ast.comprehension):
+            first, last = n.target.lineno, n.iter.end_lineno or n.iter.lineno
+        if first <= line <= last or (isinstance(n, (ast.For, ast.While)) and first < line <= last):
+            holding.append((first, last))
+    if not holding:
+        return None
+    first = max(holding)[0]
+    try:
+        text = path.read_text(errors="replace").splitlines()[first - 1].strip()[:200]
+    except (OSError, IndexError):
+        return None
+    return first, text
+
+
+def single_return(path: Path, text: str) -> tuple[int, str] | None:
+    """A module-level function of ``path`` named in ``text`` as a call (``exercise_3_3_gpt2_attention()``)
+    whose body, its docstring aside, is one ``return`` statement: that statement's first line and text
+    (the one line that computes what the function gives), else None. Only when exactly one such
+    function is named."""
+    import re
+
+    tree = _tree(path)
+    if tree is None:
+        return None
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", text or ""))
+    found = []
+    for function in (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in called):
+        body = [s for s in function.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                                 and isinstance(s.value.value, str))]
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            found.append(body[0])
+    if len(found) != 1:
+        return None
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    node = found[0]
+    return node.lineno, " ".join(line.strip() for line in lines[node.lineno - 1:node.end_lineno])[:200]
+
+
+def _near(a: str, b: str) -> bool:
+    """Whether ``a`` is ``b`` written with one character added, dropped, changed or two swapped (or
+    another case): a slip of the keyboard, not another name."""
+    if a == b:
+        return False
+    if a.lower() == b.lower():
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def misspelled_methods(path: Path, message: str) -> list[str]:
+    """For an error whose message names a method Python calls by name (``X.__init__() takes 1
+    positional argument``, ``missing the required "forward" function``): the student's classes that
+    lack that method and define one under a near name, as notes with their line."""
+    tree = _tree(path)
+    if tree is None:
+        return []
+    notes = []
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for wanted in CALLED_BY_NAME:
+            if wanted in methods or wanted not in message:
+                continue
+            if wanted == "__init__" and f"{cls.name}.__init__" not in message and cls.name not in message:
+                continue
+            if wanted != "__init__" and cls.name not in message:
+                continue
+            for name, method in methods.items():
+                if _near(name, wanted):
+                    notes.append(f"line {method.lineno} defines {name}, not {wanted}: class {cls.name} has no method "
+                                 f"{wanted} of its own, so Python never calls yours (it calls nn.Module's {wanted} "
+                                 f"instead, which raised this error). Rename it {wanted}")
+    return notes[:3]
+
+
+def unused_values(path: Path, lines: list[int]) -> list[str]:
+    """For lines the walk went through (``lines``) inside a loop: the names a line assigns that
+    nothing in its function reads afterwards (nor anywhere in the loop), as notes with their line,
+    with the names the line reads that the loop never assigns again (each pass of the loop reads
+    the same value: a new state computed and dropped). ``_`` and names starting with ``_`` are a
+    way of saying "not used" and are left out; a line outside a loop is not judged."""
+    tree = _tree(path)
+    if tree is None:
+        return []
+    notes = []
+    # The loops the walk went through: each of their assignments is judged (a value computed on one
+    # pass for the next, assigned to a name nothing reads, leaves the next pass with the old one).
+    loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))
+             and any(n.lineno < line <= (n.end_lineno or n.lineno) for line in lines)]
+    lines = set(lines) | {n.lineno for loop in loops for n in ast.walk(loop) if isinstance(n, ast.Assign)}
+    for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for line in sorted(lines):
+            if not function.lineno < line <= (function.end_lineno or function.lineno):
+                continue
+            assign = next((n for n in ast.walk(function) if isinstance(n, ast.Assign) and n.lineno == line), None)
+            loops = [n for n in ast.walk(function) if isinstance(n, (ast.For, ast.While))
+                     and n.lineno < line <= (n.end_lineno or n.lineno)]
+            if assign is None or not loops:
+                continue
+            loop = min(loops, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+            names = [t.id for target in assign.targets for t in ast.walk(target)
+                     if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store) and not t.id.startswith("_")]
+            for name in names:
+                read = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
+                        and isinstance(n.ctx, ast.Load) and (n.lineno > line or n.lineno >= loop.lineno)]
+                if read:
+                    continue
+                stored = {t.id for n in ast.walk(loop) for t in ast.walk(n) if isinstance(t, ast.Name)
+                          and isinstance(t.ctx, ast.Store)}
+                if isinstance(loop, ast.For):
+                    stored |= {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
+                same = sorted({n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)
+                               and isinstance(n.ctx, ast.Load) and n.id not in stored and n.id != "self"
+                               and any(isinstance(a, ast.Name) and a.id == n.id and isinstance(a.ctx, ast.Store)
+                                       for a in ast.walk(function))})
+                text = (f"line {line} assigns {name}, and nothing in {function.name} reads it afterwards: the value "
+                        "it names is computed and never used")
+                if same:
+                    text += (f"; {', '.join(same)}, which this line reads, is never assigned again inside the loop "
+                             f"(line {loop.lineno}), so every pass of the loop reads the same value")
+                notes.append(text)
+    return notes[:3]

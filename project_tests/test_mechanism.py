@@ -1,0 +1,190 @@
+"""The cause by mechanism (issue 34, items 1 and 2): where a wrong value first goes wrong when it is
+not a tensor step that differs, and nothing said of a correct line or of one probe's numbers.
+
+Each case is one submission (the reference solutions with one text change), written here for the
+families the issue names, graded in the hidden grade and checked with the public check of a
+released template; the assertions read the diagnosis both print.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from project_tests.test_unseen_mistakes import graded_as_students, unseen
+
+CASES = [
+    # A typo in a method name: the error comes from inside torch; the student's line is named.
+    {"id": "init-misspelled", "assignment": "ch03", "module": "causal",
+     "old": "def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):",
+     "new": "def __init_(self, d_in, d_out, context_length, dropout, qkv_bias=False):"},
+    {"id": "forward-misspelled", "assignment": "ch03", "module": "causal",
+     "old": "    def forward(self, x):\n        \"\"\"Causal scaled",
+     "new": "    def foward(self, x):\n        \"\"\"Causal scaled"},
+    # A wrong argument at a call site: raised in the student's own correct constructor.
+    {"id": "ex33-d-out-per-head", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)",
+     "new": "return MultiHeadAttention(768, 64, 1024, 0.0, num_heads=12)"},
+    # The same with a d_out that the heads divide: no error, only a wrong count of parameters.
+    {"id": "ex33-d-out-halved", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)",
+     "new": "return MultiHeadAttention(768, 384, 1024, 0.0, num_heads=12)"},
+    # A return value discarded: the GRU's new state assigned and never used.
+    {"id": "gru-state-dropped", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
+     "new": "out, new_state = self.rnn(x.permute(1, 0, 2), hidden_state)"},
+    # A helper called where another was meant: softmax_naive is right (it sums over dim 0, as asked
+    # for one vector); calling it on the matrix of scores is the mistake.
+    {"id": "helper-for-rows", "assignment": "ch03", "module": "simple_attention",
+     "old": "return torch.softmax(all_attention_scores(inputs), dim=-1)",
+     "new": "return softmax_naive(all_attention_scores(inputs))"},
+    # A reduction over the whole tensor instead of each row, on a line of its own.
+    {"id": "sum-of-everything", "assignment": "ch03", "module": "simple_attention",
+     "old": "return torch.softmax(all_attention_scores(inputs), dim=-1)",
+     "new": "e = torch.exp(all_attention_scores(inputs))\n    total = e.sum()\n    return e / total"},
+    {"id": "renormalize-by-total", "assignment": "ch03", "module": "causal",
+     "old": "row_sums = masked.sum(dim=-1, keepdim=True)", "new": "row_sums = masked.sum()"},
+    # A missing keepdim on the line that raises, after a correct layout of the student's own (heads
+    # flattened into the batch, a shape the reference never makes): that layout is not blamed.
+    {"id": "keepdim-on-the-crash-line", "assignment": "ch03", "module": "mha",
+     "old": "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
+     "new": "        e = torch.exp(attn_scores.flatten(0, 1) / keys.shape[-1] ** 0.5)\n"
+            "        attn_weights = (e / e.sum(dim=-1)).view(b, self.num_heads, num_tokens, num_tokens)\n"},
+    # BLEU, computed without tensors: the line comes from the numbers its lines assign.
+    {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
+     "new": "        precision = num_matches / len_label\n        score *= math.pow(precision, math.pow(0.5, n))"},
+    {"id": "bleu-uniform-weights", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
+     "new": "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"},
+    # A loop bound off by one: the last row is never written; the zeros it started from are no mistake.
+    {"id": "loop-bound-off-by-one", "assignment": "ch03", "module": "simple_attention",
+     "old": "return all_attention_weights(inputs) @ inputs",
+     "new": "weights = all_attention_weights(inputs)\n    context = torch.zeros(inputs.shape[0], inputs.shape[1])\n"
+            "    for i in range(inputs.shape[0] - 1):\n        context[i] = weights[i] @ inputs\n    return context"},
+    # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
+    {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
+     "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
+     "new": "attn_weights = torch.softmax(attn_scores / num_tokens ** 0.5, dim=-1)"},
+]
+SIDES = ("hidden", "public")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    return graded_as_students(CASES, tmp_path_factory, "mechanism")
+
+
+def views(graded, case_id: str) -> dict:
+    case = next(c for c in CASES if c["id"] == case_id)
+    return {side: unseen.module_view(graded[side][case_id], case["module"]) for side in SIDES}
+
+
+def diagnosis_of(view: dict) -> dict:
+    assert view["score"] < view["max_score"] and not view["grader_errors"], view
+    return view["diagnosis"] or {}
+
+
+@pytest.mark.parametrize("case_id, line, wrong, right", [("init-misspelled", 132, "__init_", "__init__"),
+                                                         ("forward-misspelled", 154, "foward", "forward")])
+def test_a_misspelled_method_is_named_with_its_line_though_torch_raised(graded, case_id, line, wrong, right):
+    for side, view in views(graded, case_id).items():
+        diagnosis = diagnosis_of(view)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert f"line {line} defines {wrong}, not {right}" in notes, (side, diagnosis)
+        assert "not attempted" not in diagnosis.get("error", ""), (side, diagnosis)
+        assert all("not attempted" not in t["message"] for t in view["failing"]), (side, view["failing"])
+
+
+def test_an_error_in_a_correct_constructor_shows_the_calling_line_with_the_wrong_argument(graded):
+    for side, view in views(graded, "ex33-d-out-per-head").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_kind") == "call" and diagnosis.get("origin", "").startswith("mha.py, line "), (side, diagnosis)
+        assert "MultiHeadAttention(768, 64, 1024, 0.0, num_heads=12)" in diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_a_new_state_assigned_and_never_used_is_said_at_its_line(graded):
+    for side, view in views(graded, "gru-state-dropped").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "assigns new_state, and nothing in forward reads it afterwards" in notes, (side, view["diagnosis"])
+        assert "hidden_state, which this line reads, is never assigned again inside the loop" in notes, side
+
+
+def test_a_factor_true_of_one_probe_is_never_given_as_a_number(graded):
+    for side, view in views(graded, "scaled-by-num-tokens").items():
+        relation = diagnosis_of(view).get("relation", "")
+        assert "0.5774" not in relation and "constant factor" not in relation, (side, relation)
+        assert "√A / √B" in relation and "A = the last dimension of the queries" in relation, (side, relation)
+        assert "B = dimension 1 of the queries" in relation, (side, relation)  # the number of tokens
+
+
+def test_a_helper_that_passes_its_own_checks_is_not_shown_as_the_mistake_its_call_is(graded):
+    for side, view in views(graded, "helper-for-rows").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert any("return softmax_naive(all_attention_scores(inputs))" == code for code in shown), (side, diagnosis)
+        assert not any("torch.exp(x) / torch.exp(x).sum(dim=0)" in code for code in shown), (side, diagnosis)
+        assert "softmax_naive, which passes every check that calls it" in " ".join(diagnosis.get("notes") or []), side
+
+
+def test_a_renormalisation_by_the_total_is_shown_at_the_sum_not_at_the_division(graded):
+    for side, view in views(graded, "renormalize-by-total").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("row_sums = masked.sum()"), (side, diagnosis)
+        assert "along dimension -1 only" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_sum_over_the_whole_tensor_is_shown_at_its_own_line_with_the_dimension(graded):
+    for side, view in views(graded, "sum-of-everything").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("total = e.sum()"), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "to one number" in notes and "along dimension -1 only" in notes, (side, diagnosis)
+        # Not said to be computed from values the reference combines so: the scalar was judged.
+        assert "line 148: total = e.sum()" not in " ".join(diagnosis.get("inputs") or []), (side, diagnosis)
+
+
+def test_a_missing_keepdim_on_the_line_that_raises_blames_no_earlier_correct_line(graded):
+    for side, view in views(graded, "keepdim-on-the-crash-line").items():
+        diagnosis = diagnosis_of(view)
+        assert "e / e.sum(dim=-1)" in diagnosis.get("code", ""), (side, diagnosis)
+        assert "flatten" not in diagnosis.get("origin_code", ""), (side, diagnosis)  # the student's own correct layout
+        assert "with keepdim=True" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_dropped_dimension_is_found_from_the_shapes_alone():
+    from grader.diagnosis.diagnose import dropped_dimension
+
+    where = ["mine.py", 3, 0]
+    steps = {0: ["exp", [2, 3, 5], where, []], 1: ["sum", [2, 3], where, [0]]}
+    assert dropped_dimension(steps, [0, 1]) == (1, -1, (2, 3, 1), (2, 3, 5))  # dim=-1 dropped: (2, 3, 1) fits
+    square = {0: ["exp", [2, 4, 4], where, []], 1: ["sum", [2, 4], where, [0]]}
+    assert dropped_dimension(square, [0, 1]) == (1, None, None, (2, 4, 4))  # dims 1 and 2 alike: not said which
+    fits = {0: ["exp", [4, 4], where, []], 1: ["sum", [4], where, [0]]}
+    assert dropped_dimension(fits, [0, 1]) is None  # (4, 4) and (4,) broadcast: not this error
+
+
+@pytest.mark.parametrize("case_id, concept, code", [
+    ("bleu-over-label-length", "not by the label's length", "precision = num_matches / len_label"),
+    ("bleu-uniform-weights", "not by the same weight for every n", "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"),
+])
+def test_a_bleu_mistake_is_named_and_shown_at_the_line_that_first_makes_its_number(graded, case_id, concept, code):
+    for side, view in views(graded, case_id).items():
+        diagnosis = diagnosis_of(view)
+        assert any(concept in c for c in diagnosis.get("concepts") or []), (side, diagnosis)
+        shown = [diagnosis.get("code", ""), *(line.split(": ", 2)[-1] for line in diagnosis.get("made") or [])]
+        assert any(line.startswith(code) for line in shown), (side, diagnosis)
+
+
+def test_a_loop_that_stops_one_row_short_is_named_with_its_line_and_the_zeros_are_not_blamed(graded):
+    for side, view in views(graded, "loop-bound-off-by-one").items():
+        diagnosis = diagnosis_of(view)
+        assert "torch.zeros" not in diagnosis.get("origin_code", ""), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "Rows [5] of yours still hold the value line 166 filled the tensor with" in notes, (side, diagnosis)
+        assert "the loop at line 167 (for i in range(inputs.shape[0] - 1):)" in notes, (side, diagnosis)
+
+
+def test_a_factory_of_one_line_with_a_wrong_argument_shows_that_line(graded):
+    for side, view in views(graded, "ex33-d-out-halved").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code") == "return MultiHeadAttention(768, 384, 1024, 0.0, num_heads=12)", (side, diagnosis)
