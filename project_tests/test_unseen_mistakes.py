@@ -1,10 +1,13 @@
 """The mistakes written by someone who had not read the catalog (``unseen_mistakes.toml``), graded
 as students meet them: in the hidden grade and in the public check of a released template.
 
-What a test can hold without a reader: no mistake goes undetected (its module loses points) in
-either, no grader error, and no module's diagnosis tells two stories. Whether the feedback is
-right, vague or misleading is judged by reading it (``unseen_mistakes_judged.toml``;
-``scripts/grade_unseen_mistakes.py`` writes what a student sees).
+What a test can hold without a reader, on what the grader prints now: no mistake goes undetected
+(its module loses points) in either, no grader error, no module's diagnosis tells two stories,
+and most show their concept or their line. The corpus is a training set (the diagnosis was
+improved against it): whether feedback is right, vague or misleading on mistakes nobody has seen
+is measured by reading, on a fresh corpus each time (docs/feedback-measures.md;
+``scripts/grade_unseen_mistakes.py --folder`` writes what a student sees). The verdicts read on
+this corpus earlier are a record (``unseen_mistakes_judged.toml``), not a test.
 """
 
 from __future__ import annotations
