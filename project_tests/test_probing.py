@@ -242,3 +242,23 @@ def test_a_forged_number_of_outputs_fails_the_forward_checks(monkeypatch):
     for forged in ([], {}, [torch.ones(2, 2)]):
         with pytest.raises(Mismatch, match="2 output"):
             check_outputs(forged, expected, xs, what=lambda x: "f(x)")
+
+
+def test_the_line_tracer_runs_only_where_a_diagnosis_asks_for_the_numbers_of_plain_data():
+    """The numbers a student's lines assign are traced (``sys.settrace``, which slows every Python
+    call several times over) only in a diagnosis's re-run of a call on plain data (BLEU's), never in
+    the graded run nor where the arguments are tensors."""
+    import sys
+    import types
+
+    import torch
+
+    seen = []
+    student = types.SimpleNamespace(
+        f=lambda *args: seen.append(sys.gettrace() is not None) or 1.0)
+    with probing.sending_steps(False):
+        probing.call_function(student, "f", ["a b", "a b", 1])
+    with probing.sending_steps(True):
+        probing.call_function(student, "f", [torch.ones(2)])
+        probing.call_function(student, "f", ["a b", "a b", 1])
+    assert seen == [False, False, True] and sys.gettrace() is None

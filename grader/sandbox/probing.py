@@ -139,10 +139,11 @@ def sending_steps(wanted: bool):
 
 
 @contextlib.contextmanager
-def recorded(module=None):
-    """Record the steps of the student code run in the block (``grader.sandbox.trace``); yields
-    the recorder. Exceptions that leave the block are the student's."""
-    with recording(module) as recorder, student_code():
+def recorded(module=None, numbers: bool = False):
+    """Record the steps of the student code run in the block (``grader.sandbox.trace``; with
+    ``numbers``, the Python numbers its lines assign too); yields the recorder. Exceptions that
+    leave the block are the student's."""
+    with recording(module, numbers=numbers) as recorder, student_code():
         try:
             yield recorder
         except BaseException as exc:
@@ -196,13 +197,14 @@ def shapes_of_failure(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def recorded_if_sent(module=None):
+def recorded_if_sent(module=None, numbers: bool = False):
     """:func:`recorded`, where the steps are sent; elsewhere student code alone (yields None). For a
     probe that records only to hand the steps to :func:`with_steps`: the graded run, which sends
     none, then records nothing. (A probe that reads the steps itself, as the softmax spy does,
-    uses :func:`recorded`.)"""
+    uses :func:`recorded`.) ``numbers``: also the Python numbers the student's lines assign, for a
+    computation without tensors (BLEU), whose steps would say nothing."""
     if _sending_steps:
-        with recorded(module) as recorder:
+        with recorded(module, numbers=numbers) as recorder:
             yield recorder
     else:
         with student_code():
@@ -332,6 +334,7 @@ def call_function(student, function: str, args: list, seed: int | None = None):
     target = part(student, function)
     if seed is not None:
         seeding.seed(seed)
-    with recorded_if_sent() as recorder:
+    plain = not any(isinstance(arg, torch.Tensor) for arg in args)  # a computation on plain data: its numbers
+    with recorded_if_sent(numbers=plain) as recorder:
         result = target(*args)
     return with_steps(result, recorder)

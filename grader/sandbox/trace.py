@@ -249,23 +249,27 @@ def _numbers_in(frame) -> dict:
 
 
 @contextlib.contextmanager
-def recording(module=None):
-    """Record the steps of what runs inside the block; yields the :class:`Recorder` (its
-    ``numbers``: the Python numbers the student's lines assign, see :class:`Numbers`)."""
+def recording(module=None, numbers: bool = False):
+    """Record the steps of what runs inside the block; yields the :class:`Recorder`. With
+    ``numbers``, also the Python numbers the student's lines assign (its ``numbers``, see
+    :class:`Numbers`): a line tracer, which slows every Python call made in the block (torch's
+    own included) several times over, so only a diagnosis's re-run asks for it."""
     parameters = {}
     if isinstance(module, torch.nn.Module):
         parameters = {id(p): name.rsplit(".", 1)[-1] for name, p in module.named_parameters()}
     recorder = Recorder(parameters, attributes_of(module))
     handles = _hooks(module, recorder)
-    numbers, before = Numbers(), sys.gettrace()
-    recorder.numbers = numbers.found
+    tracer, before = Numbers(), sys.gettrace()
+    recorder.numbers = tracer.found
     try:
         with recorder:
-            sys.settrace(numbers.call)
+            if numbers:
+                sys.settrace(tracer.call)
             try:
                 yield recorder
             finally:
-                sys.settrace(before)
+                if numbers:
+                    sys.settrace(before)
     finally:
         for handle in handles:
             handle.remove()

@@ -25,7 +25,7 @@ def book_example(student, X, enc_valid_lens):
 def scores(student, cases):
     """``bleu(pred, label, k)`` for every case (with the numbers its lines assign, for a diagnosis)."""
     bleu = probing.part(student, "bleu", "function")
-    with probing.recorded_if_sent() as recorder:
+    with probing.recorded_if_sent(numbers=True) as recorder:
         found = [probing.call(bleu, pred, label, k) for pred, label, k in cases]
     return probing.with_steps(found, recorder)
 
