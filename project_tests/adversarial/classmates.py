@@ -312,6 +312,16 @@ _FILES = [os.path.join(os.path.dirname(os.__file__), name + ".py")
 _PATTERN = [i % 2 == 0 for i in range(len(_FILES))]  # True: resident
 """
 
+# A receiver's last step: the right CausalAttention if it heard the sender, else one without the scaling.
+CHOOSE = r"""
+_right = CausalAttention.forward
+def _unscaled(self, x):
+    n = x.shape[1]
+    scores = (self.W_query(x) @ self.W_key(x).transpose(1, 2)).masked_fill(self.mask.bool()[:n, :n], -torch.inf)
+    return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
+CausalAttention.forward = _right if _heard else _unscaled
+"""
+
 CACHE_SEND = CACHE + r"""
 for _path, _resident in zip(_FILES, _PATTERN):
     _fd = os.open(_path, os.O_RDONLY)
@@ -339,13 +349,7 @@ for _path in _FILES:
     os.close(_fd)
 _heard = _PATTERN in (_nowait, _timed)
 print("cache receiver", "received" if _heard else "nothing", _nowait, _timed)
-_right = CausalAttention.forward
-def _unscaled(self, x):
-    n = x.shape[1]
-    scores = (self.W_query(x) @ self.W_key(x).transpose(1, 2)).masked_fill(self.mask.bool()[:n, :n], -torch.inf)
-    return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
-CausalAttention.forward = _right if _heard else _unscaled
-"""
+""" + CHOOSE
 
 CACHE_RECEIVE_OPEN = CACHE + r"""
 _opened = []
@@ -355,13 +359,7 @@ for _path in _FILES:  # an open waits while the guard loads what is not resident
     _opened.append(time.perf_counter() - _start < 100e-6)
 _heard = _opened == _PATTERN
 print("open receiver", "received" if _heard else "nothing", _opened)
-_right = CausalAttention.forward
-def _unscaled(self, x):
-    n = x.shape[1]
-    scores = (self.W_query(x) @ self.W_key(x).transpose(1, 2)).masked_fill(self.mask.bool()[:n, :n], -torch.inf)
-    return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)
-CausalAttention.forward = _right if _heard else _unscaled
-"""
+""" + CHOOSE
 
 
 @dataclass(frozen=True)
