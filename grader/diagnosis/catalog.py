@@ -256,15 +256,20 @@ def _probes(suite: str, stem: str):
     return module
 
 
-@functools.lru_cache(maxsize=4096)
-def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, frozen):
+def _probe_function(suite: str, stem: str, probe: str):
+    """The probe function ``probe`` of ``stem`` (a built-in one, or from the suite's probes), or None."""
     from grader.sandbox import worker
 
+    return worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, frozen):
     try:
         module = _module(catalog_suite, solutions, stem, mistake)
     except Exception as exc:  # noqa: BLE001 - a mistake that breaks the import
         return failure(type(exc).__name__, str(exc))
-    function = worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
+    function = _probe_function(suite, stem, probe)
     if function is None:
         return failure("ProbeError", f"no probe {probe}")
     return run_probe(function, module, frozen.kwargs, steps=mistake is None)
@@ -272,8 +277,6 @@ def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, fro
 
 @functools.lru_cache(maxsize=256)
 def _live_numbers(suite, catalog_suite, solutions, stem, mistake, probe, key, frozen) -> list[float]:
-    from grader.sandbox import worker
-
     if mistake is None:
         value = _live_result(suite, catalog_suite, solutions, stem, None, probe, key, frozen)
     else:
@@ -281,7 +284,7 @@ def _live_numbers(suite, catalog_suite, solutions, stem, mistake, probe, key, fr
             module = _module(catalog_suite, solutions, stem, mistake)
         except Exception:  # noqa: BLE001 - a mistake that breaks the import
             return []
-        function = worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
+        function = _probe_function(suite, stem, probe)
         value = run_probe(function, module, frozen.kwargs, steps=True) if function is not None else None
     return numbers_of(value)
 
@@ -291,13 +294,12 @@ def numbers_of(value) -> list[float]:
     found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
     if not isinstance(found, list):
         return []
-    return [float(n[1]) for n in found[:400] if isinstance(n, list) and len(n) >= 2 and type(n[1]) in (int, float)]
+    return [float(n[1]) for n in found[:trace.MAX_NUMBERS]
+            if isinstance(n, list) and len(n) >= 2 and type(n[1]) in (int, float)]
 
 
 @functools.lru_cache(maxsize=1024)
 def _built_on_result(suite, catalog_suite, solutions, stem, uses, mistaken, probe, key, frozen):
-    from grader.sandbox import worker
-
     changed = dict(mistaken)
     names = (*uses, stem)
     saved = {name: sys.modules.get(name) for name in names}
@@ -311,7 +313,7 @@ def _built_on_result(suite, catalog_suite, solutions, stem, uses, mistaken, prob
                 sys.modules[name] = load_source(name, source, path)
             except Exception as exc:  # noqa: BLE001 - a mistake that breaks the import
                 return failure(type(exc).__name__, str(exc))
-        function = worker.BUILTIN_PROBES.get(probe) or getattr(_probes(suite, stem), probe, None)
+        function = _probe_function(suite, stem, probe)
         if function is None:
             return failure("ProbeError", f"no probe {probe}")
         return run_probe(function, sys.modules[stem], frozen.kwargs, steps=False)

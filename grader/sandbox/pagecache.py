@@ -202,10 +202,7 @@ def residency(fd: int) -> bytes | None:
     """Which pages of the regular file ``fd`` are resident (``mincore``: one byte per page, its lowest
     bit set when resident), or None for what cannot be mapped."""
     with _mapped(fd) as (address, size):
-        if not size:
-            return None
-        vector = ctypes.create_string_buffer((size + PAGE - 1) // PAGE)
-        return vector.raw if _libc.mincore(address, size, vector) == 0 else None
+        return _residency_at(address, size) if size else None
 
 
 def restore(fd: int, before: bytes) -> None:
@@ -220,8 +217,7 @@ def restore(fd: int, before: bytes) -> None:
     missing = [index for index in range(len(now)) if before[index] & 1 and not now[index] & 1]
     if missing:
         with _mapped(fd) as (address, _):
-            for index in missing:
-                ctypes.c_char.from_address(address + index * PAGE).value  # noqa: B018 - the read faults it in
+            _touch(address, missing)
 
 
 def _runs(indexes):
@@ -259,21 +255,24 @@ def _mapped(fd: int):
 def _load(address: int, size: int) -> int:
     """Fault in every page of ``[address, address + size)`` (a readable file mapping) that
     mincore says is not resident; return how many."""
-    pages = (size + PAGE - 1) // PAGE
-    vector = ctypes.create_string_buffer(pages)
-    if _libc.mincore(address, size, vector) != 0:
-        return 0
-    residency = vector.raw
-    missing = residency.find(b"\x00")
-    if missing < 0:
-        return 0
-    _libc.madvise(address, size, MADV_WILLNEED)  # read ahead what is missing, then wait for each page
-    count = 0
-    while missing >= 0:
-        ctypes.c_char.from_address(address + missing * PAGE).value  # noqa: B018 - the read faults it in
-        count += 1
-        missing = residency.find(b"\x00", missing + 1)
-    return count
+    vector = _residency_at(address, size)
+    missing = [index for index, page in enumerate(vector or b"") if not page & 1]
+    if missing:
+        _libc.madvise(address, size, MADV_WILLNEED)  # read ahead what is missing, then wait for each page
+        _touch(address, missing)
+    return len(missing)
+
+
+def _residency_at(address: int, size: int) -> bytes | None:
+    """``mincore`` of ``[address, address + size)``: a byte per page, its lowest bit set when resident."""
+    vector = ctypes.create_string_buffer((size + PAGE - 1) // PAGE)
+    return vector.raw if _libc.mincore(address, size, vector) == 0 else None
+
+
+def _touch(address: int, pages: list[int]) -> None:
+    """Read one byte of each of these pages of a readable file mapping: the read faults it in."""
+    for index in pages:
+        ctypes.c_char.from_address(address + index * PAGE).value  # noqa: B018 - the read faults it in
 
 
 def file_mappings() -> list[tuple[int, int]]:
