@@ -338,8 +338,19 @@ def warming(source, calls):
         source.result(stem, None, probe, kwargs)
         yield stem
         for name, _ in source.concepts(stem):
-            source.result(stem, name, probe, kwargs)
+            changes(source, stem, name, probe, kwargs)
             yield stem
+
+
+def changes(source, stem: str, mistake: str, probe: str, kwargs: dict, key: str | None = None) -> bool:
+    """Whether ``mistake`` changes the reference's result on one probe. The same for every student, so
+    it is kept on ``source`` (a batch's grading processes inherit what their collector computed)."""
+    known = source.__dict__.setdefault("_changes", {})
+    key = (stem, mistake, key or probe_key(probe, _jsonable(kwargs)))
+    if key not in known:
+        known[key] = not agree(unwrap(source.result(stem, mistake, probe, kwargs)),
+                               unwrap(source.result(stem, None, probe, kwargs)))
+    return known[key]
 
 
 def confirm(source, stem: str, probes: list[tuple[str, dict, object]]) -> list[str]:
@@ -366,6 +377,7 @@ def confirmed(source, stem: str, probes: list[tuple[str, dict, object]]) -> list
     every result of ``stem`` that differs from the reference's. One mistake per footprint (two of
     one concept that give the same results are one story, told once)."""
     found: list[tuple[frozenset, str, str]] = []
+    keys = [probe_key(probe, _jsonable(kwargs)) for probe, kwargs, _ in probes]
     deviating = {index for index, (probe, kwargs, student) in enumerate(probes)
                  if not agree(unwrap(student), unwrap(source.result(stem, None, probe, kwargs)))}
     if not deviating:
@@ -376,10 +388,9 @@ def confirmed(source, stem: str, probes: list[tuple[str, dict, object]]) -> list
         for index, (probe, kwargs, student) in enumerate(probes):
             if is_random(kwargs) and not mistake.random:
                 continue
-            wrong = source.result(stem, name, probe, kwargs)
-            if agree(unwrap(wrong), unwrap(source.result(stem, None, probe, kwargs))):
+            if not changes(source, stem, name, probe, kwargs, keys[index]):
                 continue
-            if not agree(unwrap(student), unwrap(wrong)):
+            if not agree(unwrap(student), unwrap(source.result(stem, name, probe, kwargs))):
                 ok = False
                 break
             footprint.add(index)

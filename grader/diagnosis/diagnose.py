@@ -9,6 +9,7 @@ student code: it reads the values the sandbox sent and the text of the taken fil
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -401,11 +402,8 @@ def dropped_dimension(steps: dict, raised: list) -> tuple | None:
     if len(received) < 2:
         return None
     shapes = {p: tuple(steps[p][1]) for p in received}
-    try:
-        torch.broadcast_shapes(*shapes.values())
+    if broadcast(*shapes.values()):
         return None  # they broadcast as they are: the error is another one
-    except RuntimeError:
-        pass
     for p in received:
         label, shape, _, parents = steps[p]
         sources = [q for q in parents if type(q) is int and q in steps]
@@ -417,16 +415,19 @@ def dropped_dimension(steps: dict, raised: list) -> tuple | None:
         fits = []
         for d in dims:
             kept = source[:d] + (1,) + source[d + 1:]
-            try:
-                torch.broadcast_shapes(kept, *others)
+            if broadcast(kept, *others):
                 fits.append((d - len(source), kept))
-            except RuntimeError:
-                pass
         # Which dimension it dropped is said only when the shapes tell (two of the same size do not).
         if fits and len(fits) == len(dims):
             dim, kept = fits[0] if len(fits) == 1 else (None, None)
             return p, dim, kept, others[0] if len(others) == 1 else tuple(others)
     return None
+
+
+def broadcast(*shapes: tuple) -> bool:
+    """Whether ``shapes`` broadcast together (torch's rule: aligned from the right, each size equal or 1).
+    ``torch.broadcast_shapes`` says the same, but its error costs some 20 ms."""
+    return all(len(set(sizes) - {1}) <= 1 for sizes in itertools.zip_longest(*(s[::-1] for s in shapes), fillvalue=1))
 
 
 def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:
