@@ -36,7 +36,7 @@ def test_the_modules_that_lost_points_are_read_from_a_report():
 
 
 class _Counting:
-    """A catalog source that counts what it is asked."""
+    """A catalog source that counts what it is asked (each result once, as the real ones keep them)."""
 
     def __init__(self):
         self.asked: list[tuple] = []
@@ -45,7 +45,9 @@ class _Counting:
         return [(f"{stem}:0", None), (f"{stem}:1", None)]
 
     def result(self, stem, mistake, probe, kwargs):
-        self.asked.append((stem, mistake, probe))
+        if (stem, mistake, probe) not in self.asked:
+            self.asked.append((stem, mistake, probe))
+        return mistake  # a mistake changes the reference's result
 
 
 def test_warming_asks_for_the_reference_and_every_concept_mistake_of_each_call_one_at_a_time():
@@ -57,23 +59,35 @@ def test_warming_asks_for_the_reference_and_every_concept_mistake_of_each_call_o
                             ("mha", None, "future"), ("mha", "mha:0", "future"), ("mha", "mha:1", "future")]
 
 
-def test_the_collector_warms_the_modules_that_lost_points_one_result_per_step(monkeypatch):
+def test_the_collector_warms_the_modules_that_lost_points_first_then_every_other_one_result_per_step(monkeypatch):
     import grader.suite.plugin
 
     source = _Counting()
     monkeypatch.setattr(grader.suite.plugin, "catalog_source", lambda assignment: source)
-    plugin = SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {}), "b": ("mha", "future", {})})
+    plugin = SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {}), "b": ("mha", "future", {}),
+                                                     "c": ("scoring", "score", {})})
     warmer = Warmer(plugin)
-    assert not warmer.step() and source.asked == []  # nobody lost points yet: nothing to warm
     warmer.prefer({"mha"})  # a report showed mha losing points
     assert warmer.step() and source.asked == [("mha", None, "future")]
+    assert warmer.step() and warmer.step() and [stem for stem, _, _ in source.asked] == ["mha"] * 3
+    warmer.prefer({"scoring"})  # while nothing else is warmed: scoring goes next
     while warmer.step():
         pass
-    assert [stem for stem, _, _ in source.asked] == ["mha"] * 3
-    warmer.prefer({"mha", "causal"})  # mha again: warmed once
+    assert [stem for stem, _, _ in source.asked] == ["mha"] * 3 + ["scoring"] * 3 + ["causal"] * 3
+    warmer.prefer({"mha", "causal"})  # warmed once: nothing more
+    assert not warmer.step() and len(source.asked) == 9
+
+
+def test_the_collector_with_nobody_failing_yet_warms_every_module(monkeypatch):
+    import grader.suite.plugin
+
+    source = _Counting()
+    monkeypatch.setattr(grader.suite.plugin, "catalog_source", lambda assignment: source)
+    warmer = Warmer(SimpleNamespace(assignment=None, calls={"a": ("mha", "future", {}), "b": ("causal", "forward", {})}))
+    assert warmer.step() and source.asked == [("causal", None, "forward")]
     while warmer.step():
         pass
-    assert [stem for stem, _, _ in source.asked] == ["mha"] * 3 + ["causal"] * 3
+    assert [stem for stem, _, _ in source.asked] == ["causal"] * 3 + ["mha"] * 3
 
 
 def test_warming_that_fails_stops_without_failing_the_batch(monkeypatch):

@@ -223,6 +223,20 @@ class GradingPlugin:
         return True
 
     # -- results into pytest-json-report -------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        """A failed check's report with its exception in one line instead of pytest's formatted
+        traceback (source, arguments' reprs: some 10 ms a check), which nobody reads: the verdict
+        comes from ``call.excinfo`` (:meth:`pytest_json_runtest_metadata`) and pytest's own output
+        is not shown. Set-up and tear-down failures, and skips, keep pytest's report."""
+        excinfo = call.excinfo
+        if call.when != "call" or excinfo is None or excinfo.errisinstance((pytest.skip.Exception, BaseExceptionGroup)):
+            return None
+        return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed",
+                                 f"{excinfo.typename}: {str(excinfo.value)[:1000]}", call.when,
+                                 [(f"Captured {key} {when}", text) for when, key, text in item._report_sections],
+                                 call.duration, call.start, call.stop, user_properties=item.user_properties)
+
     def pytest_json_runtest_metadata(self, item, call):
         """Turn how a test phase ended into the ``grading`` entry of the JSON report."""
         if call.excinfo is None:
