@@ -186,3 +186,22 @@ def test_restore_evicts_and_reads_in_page_by_page(tmp_path):
         assert list(pagecache._runs([0, 1, 3, 5, 6])) == [(0, 2), (3, 4), (5, 7)]
     finally:
         os.close(fd)
+
+
+def test_settling_forgets_the_files_deleted_since_they_were_kept(tmp_path):
+    # A graded submission's copy is removed (no later plan can open it): settling stops restoring it.
+    kept_file, deleted_file = tmp_path / "stdlib_like.py", tmp_path / "graded_copy.py"
+    for path in (kept_file, deleted_file):
+        path.write_bytes(b"x" * 3 * pagecache.PAGE)
+    kept: dict = {}
+    for path in (kept_file, deleted_file):
+        fd = os.open(path, os.O_RDONLY)
+        pagecache._keep(fd, kept)
+        os.close(fd)
+    assert len(kept) == 2
+    deleted_fd = next(fd for key, (fd, _) in kept.items() if key[1] == os.stat(deleted_file).st_ino)
+    deleted_file.unlink()
+    pagecache.forget_deleted(kept)
+    assert [key[1] for key in kept] == [os.stat(kept_file).st_ino]
+    with pytest.raises(OSError):  # its descriptor is closed, not leaked
+        os.fstat(deleted_fd)

@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import select
+import shutil
 from pathlib import Path
 from typing import BinaryIO, Callable
 
@@ -217,6 +218,9 @@ def grade_class(
         report.flags += extra_flags(root)
     with pipe:  # the report, and the values this submission's tests passed on, for later forks
         pipe.write(json.dumps({"report": report.to_dict(), "passed": passed_on(plugin.json_report, plugin.result)}).encode())
+    # Its copy is read no more: removed, so that a batch of hundreds leaves no pile in the sandbox's
+    # folder and the page cache's guard stops settling its files at every turn (pagecache.forget_deleted).
+    shutil.rmtree(plugin.submission_dir, ignore_errors=True)
 
 
 def failing_modules(report: dict | None) -> set[str]:

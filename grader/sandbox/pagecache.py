@@ -135,6 +135,7 @@ def _answer(group: int, requests: int | None = None, replies: int | None = None)
         if requests in ready:
             if not os.read(requests, 1):  # the zygote is gone
                 return
+            forget_deleted(kept)
             for fd, before in kept.values():
                 with contextlib.suppress(Exception):  # noqa: BLE001 - a file that cannot be mapped: nothing to do
                     restore(fd, before)
@@ -176,6 +177,21 @@ def _keep(fd: int, kept: dict[tuple[int, int], tuple[int, bytes]]) -> None:
         before = residency(fd)
         if before is not None:
             kept[key] = (os.dup(fd), before)
+
+
+def forget_deleted(kept: dict[tuple[int, int], tuple[int, bytes]]) -> None:
+    """Stop keeping the files deleted since (a graded submission's copy, removed once graded: no
+    later plan can open it), so that settling costs what the files still reachable cost, not what
+    every student's files of the batch so far would."""
+    for key, (fd, _) in list(kept.items()):
+        try:
+            gone = os.fstat(fd).st_nlink == 0
+        except OSError:
+            gone = True
+        if gone:
+            del kept[key]
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def mark_mounts(group: int) -> None:
