@@ -118,14 +118,17 @@ def handle(conn: socket.socket) -> None:
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
     ready = [[start_group(plan, group) for group in module_groups(phase, plan["limits"]["workers"])]
              for phase in phases(plan)]
+    ended: list[int] = []
     with turn(lambda: emit({"event": "waiting"})):
         if GUARDED:  # whatever the plans before evicted of the files workers opened
             pagecache.settle()
         if GUARDED and not PINNED:  # ... and of the files every worker inherits mapped
             pagecache.resident_mappings()
         for phase in ready:  # a phase's workers hold the same references; phases run one after the other
-            run_phase(phase, stream)
+            ended += run_phase(phase, stream)
     emit({"event": "done"})
+    for pid in ended:  # every box is closed: only the supervisors' own teardown is left
+        os.waitpid(pid, 0)
 
 
 TURN = "turn.lock"  # in the zygote's private folder (its working directory): held by the plan whose workers run
@@ -149,7 +152,7 @@ def turn(waiting):
             waiting()
         yield
     finally:
-        os.close(fd)  # releases the lock: every supervisor of the plan has been reaped, its box closed
+        os.close(fd)  # releases the lock: every box of the plan is closed (its PID namespace killed)
 
 
 def start_group(plan: dict, group: list[tuple[str, dict]]) -> tuple[int, int, object]:
@@ -174,15 +177,18 @@ def start_group(plan: dict, group: list[tuple[str, dict]]) -> tuple[int, int, ob
     return pid, go_write, os.fdopen(read_end, "r")
 
 
-def run_phase(groups: list[tuple[int, int, object]], stream) -> None:
+def run_phase(groups: list[tuple[int, int, object]], stream) -> list[int]:
     """Let one phase's supervisors (:func:`start_group`) start their workers, side by side, and
-    relay each supervisor's events as it ends."""
+    relay each supervisor's events as it ends. A supervisor's pipe ends once its box is closed
+    (everything left in its PID namespace killed), before the process itself has ended: return the
+    pids to reap, so that its teardown overlaps the next phase instead of delaying it."""
     running: dict[int, object] = {}
     for pid, go, pipe in groups:
         with contextlib.suppress(OSError):  # a supervisor that failed before: its probes get no result
             os.write(go, b"g")
         os.close(go)
         running[pid] = pipe
+    ended = []
     while running:  # relay one finished supervisor at a time, in whatever order they finish
         ready, _, _ = select.select(list(running.values()), [], [])
         for pid, pipe in list(running.items()):
@@ -191,9 +197,10 @@ def run_phase(groups: list[tuple[int, int, object]], stream) -> None:
                     stream.write(line.encode())
                 stream.flush()
                 pipe.close()
-                os.waitpid(pid, 0)
+                ended.append(pid)
                 del running[pid]
                 break
+    return ended
 
 
 def phases(plan: dict) -> list[list[tuple[str, dict]]]:
