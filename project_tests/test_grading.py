@@ -265,6 +265,18 @@ def test_student_output_is_captured_and_truncated(tmp_path):
     assert "x" * 2001 not in proc.stdout
 
 
+def test_student_output_names_its_files_without_the_temporary_folder_of_the_run(tmp_path):
+    # A warning (or a print of __file__) names the submission's copy, a new temporary folder at each
+    # run: the report says "simple_attention.py", the same on every run and every machine.
+    warning = mutate(solution_sources("ch03")["simple_attention"], "    return inputs @ query\n",
+                     "    import warnings\n    warnings.warn('look here')\n    print(__file__)\n    return inputs @ query\n")
+    _, report = grade_cli(make_submission(tmp_path / "s", "ch03", {"simple_attention": warning}), "ch03")
+    output = exercise(report, "simple_attention")["output"]
+    assert "simple_attention.py:" in output and "UserWarning: look here" in output
+    assert "\nsimple_attention.py\n" in "\n" + output
+    assert "grader-sandbox" not in output and "submission-" not in output
+
+
 def test_a_symbolic_link_is_refused_and_flagged(broken_reports):
     report = broken_reports["symlink"]
     ex = exercise(report, "simple_attention")

@@ -162,16 +162,17 @@ class Sandbox:
                         event = wire.parse_line(line)
                         if type(event) is dict and event.get("event") == "done":
                             return _complete(plan, result)
-                        self._take(event, result, line, too_much=received > MAX_PLAN_BYTES)
+                        self._take(event, result, line, too_much=received > MAX_PLAN_BYTES, folder=plan["sandbox_dir"])
                     except (wire.WireError, KeyError, TypeError):
                         continue  # a malformed line: its probes get no outcome, which _complete reports
             except socket.timeout:
                 raise SandboxError(f"the sandbox did not answer within {timeout:g} s") from None
         raise SandboxError(f"the sandbox stopped before finishing: {self.zygote_log()}")
 
-    def _take(self, event: dict, result: PlanResult, line: bytes, *, too_much: bool) -> None:
+    def _take(self, event: dict, result: PlanResult, line: bytes, *, too_much: bool, folder: str = "") -> None:
         """Record one event of the plan (an outcome, a module's output or its isolation), which
-        came as ``line``."""
+        came as ``line``. The submission's copy, ``folder`` (a temporary path, another at each run),
+        is left out of what the student's code printed: a warning reads ``causal.py:177: ...``."""
         if type(event) is not dict:
             raise TypeError("an event is an object")
         kind = event.get("event")
@@ -183,7 +184,10 @@ class Sandbox:
                 raise TypeError("seconds are a number")
             result.spent[_text(event["module"])] = float(seconds)
         elif kind == "output":
-            result.output[_text(event["module"])] = clean(_text(event["text"]), MAX_OUTPUT, one_line=False)
+            text = _text(event["text"])
+            if folder:
+                text = text.replace(folder.rstrip("/") + "/", "")
+            result.output[_text(event["module"])] = clean(text, MAX_OUTPUT, one_line=False)
         elif kind == "isolation":
             mode = clean(_text(event["mode"]), MAX_MESSAGE)
             result.isolation[_text(event["module"])] = mode
