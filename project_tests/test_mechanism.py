@@ -61,6 +61,24 @@ CASES = [
      "old": "return all_attention_weights(inputs) @ inputs",
      "new": "weights = all_attention_weights(inputs)\n    context = torch.zeros(inputs.shape[0], inputs.shape[1])\n"
             "    for i in range(inputs.shape[0] - 1):\n        context[i] = weights[i] @ inputs\n    return context"},
+    # A join of pieces made in a loop one short: a shape the reference never makes, shown at the join
+    # with the loop that made too few pieces (not at a correct line that makes one piece).
+    {"id": "rows-loop-one-short", "assignment": "ch03", "module": "causal",
+     "old": "        context_vec = attn_weights @ values  # (b, num_tokens, d_out)\n",
+     "new": "        rows = [attn_weights[:, t:t + 1] @ values for t in range(num_tokens - 1)]\n"
+            "        context_vec = torch.cat(rows, dim=1)\n"},
+    # The heads joined along the wrong axis: the reference joins the same pieces along another one.
+    {"id": "heads-joined-on-tokens", "assignment": "ch03", "module": "mha",
+     "old": "return torch.cat([head(x) for head in self.heads], dim=-1)",
+     "new": "return torch.cat([head(x) for head in self.heads], dim=1)"},
+    # Heads taken one by one (each a part of a value the reference holds) and joined in another order.
+    {"id": "heads-taken-one-by-one", "assignment": "d2l_attention", "module": "multihead",
+     "old": "    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)  # (batch_size, n, num_heads, num_hiddens / num_heads)\n"
+            "    X = X.permute(0, 2, 1, 3)  # (batch_size, num_heads, n, num_hiddens / num_heads)\n"
+            "    return X.reshape(-1, X.shape[2], X.shape[3])",
+     "new": "    size = X.shape[-1] // num_heads\n"
+            "    heads = [X.narrow(-1, k * size, size) for k in range(num_heads)]\n"
+            "    return torch.cat(heads, dim=0)"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -188,3 +206,31 @@ def test_a_factory_of_one_line_with_a_wrong_argument_shows_that_line(graded):
     for side, view in views(graded, "ex33-d-out-halved").items():
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("code") == "return MultiHeadAttention(768, 384, 1024, 0.0, num_heads=12)", (side, diagnosis)
+
+
+def test_a_loop_that_makes_one_piece_too_few_is_shown_at_the_join_with_the_loop(graded):
+    for side, view in views(graded, "rows-loop-one-short").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code") == "context_vec = torch.cat(rows, dim=1)", (side, diagnosis)
+        assert "attn_weights[:, t:t + 1] @ values" not in diagnosis.get("code", ""), (side, diagnosis)  # correct per row
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "joins" in notes and "along dimension 1" in notes, (side, diagnosis)
+        assert "the pieces are made in the loop at line 183 (rows = [attn_weights[:, t:t + 1] @ values for t in " \
+               "range(num_tokens - 1)])" in notes, (side, diagnosis)
+
+
+def test_pieces_joined_along_another_axis_than_the_references_are_said_so(graded):
+    for side, view in views(graded, "heads-joined-on-tokens").items():
+        diagnosis = diagnosis_of(view)
+        assert "torch.cat([head(x) for head in self.heads], dim=1)" in diagnosis.get("origin_code", ""), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "along dimension 1" in notes and "the reference joins 2 pieces of this shape along dimension 2" in notes, \
+            (side, diagnosis)
+
+
+def test_parts_of_a_reference_value_are_not_blamed_their_join_is(graded):
+    for side, view in views(graded, "heads-taken-one-by-one").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
+        assert any(code.startswith("return torch.cat(heads, dim=0)") for code in shown), (side, diagnosis)
+        assert not any("X.narrow(" in code for code in shown), (side, diagnosis)

@@ -21,7 +21,7 @@ from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, miss
                                         unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
-                                     whole_reduction)
+                                     whole_reduction, wrong_join)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
@@ -144,7 +144,8 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         if found is not None:
             localized.append((run, found, steps, reference_steps))
     if localized and not diagnosis.error:
-        _show_step(diagnosis, stem, localized, folder)
+        _show_step(diagnosis, stem, localized, folder, output_of(source.result(stem, None, localized[0][0].probe,
+                                                                                  localized[0][0].kwargs)))
         _passing_helper(diagnosis, stem, localized[0], runs, folder)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
@@ -164,7 +165,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
     return diagnosis
 
 
-def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None) -> None:
+def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None) -> None:
     """The first failed run's first differing step: its values, the student's line that computed
     it, where the first value the reference never computes was made, and a relation that holds at
     that step on every run that differs there."""
@@ -189,6 +190,16 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
     _unwritten(diagnosis, stem, found, all_steps, output, folder)
+    if (isinstance(output, torch.Tensor) and isinstance(expected_output, torch.Tensor)
+            and tuple(output.shape) != tuple(expected_output.shape)):  # a wrong shape: made by a join?
+        holding = [i for i, s in enumerate(all_steps) if tuple(s[1].shape) == tuple(output.shape)
+                   and catalog.same_tensor(s[1], output)]
+        shapes = {i: [s[0], tuple(s[1].shape), s[2], s[3]] for i, s in enumerate(all_steps)}
+        if holding and _joined_wrong(diagnosis, stem, shapes, holding[-1:], reference_steps,
+                                     tuple(expected_output.shape), folder):
+            diagnosis.inputs, diagnosis.made = [], []
+            if found.actual is None:  # the line shown came from the first shape the reference never makes
+                diagnosis.where, diagnosis.code = "", ""
     if folder is not None:  # a line the walk went through that drops what it computes (a new state)
         walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
         numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
@@ -202,6 +213,50 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     kinds = {text.split(":")[-1] if "times" in text else text for text in said}
     if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
         diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
+
+
+def _joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, reference_steps: list, expected,
+                  folder: Path | None) -> bool:
+    """A ``torch.cat`` / ``torch.stack`` of the student's, on the way to what differs (``start``), that
+    makes a shape the reference never makes from pieces of the right shape (see
+    :func:`grader.diagnosis.origin.wrong_join`): shown as where the wrong shape is made, with a note
+    saying what it joins, and, for a wrong number of pieces made in a loop, that loop's line. True
+    when shown."""
+    if folder is None:
+        return False
+    join = wrong_join(steps, start, reference_steps, expected)
+    if join is None:
+        return False
+    at, code = line_at(steps[join.step][2], folder, stem)
+    if not at:
+        return False
+    number = int(at.split(", line ")[1].split(" ")[0])
+    diagnosis.origin, diagnosis.origin_code, diagnosis.origin_kind = (
+        f"{at} (a step of shape {join.shape}, which the reference never makes)", code, "shape")
+    what = "stacks" if steps[join.step][0] == "stack" else "joins"
+    pieces = f"{join.count} piece{'s' if join.count != 1 else ''} of shape {join.piece}"
+    if join.expected_dim != join.dim:
+        diagnosis.notes.append(
+            f"line {number} {what} {pieces} along dimension {join.dim}, giving shape {join.shape}; the reference "
+            f"{what} {join.count} pieces of this shape along dimension {join.expected_dim}, giving shape {join.expected}")
+        return True
+    note = (f"line {number} {what} {pieces} along dimension {join.dim}, giving shape {join.shape}; the reference's "
+            f"shape {join.expected} has {join.expected_count} such pieces along that dimension")
+    path = Path(folder) / f"{stem}.py"
+    join_loop = enclosing_loop(path, number)
+    loops = set()
+    for p in join.pieces:
+        where = steps[p][2]
+        if where[0] != f"{stem}.py":
+            continue
+        loop = next((found for n in where[1:3] if n and (found := enclosing_loop(path, n)) is not None), None)
+        loops.add(loop)
+    loop = loops.pop() if len(loops) == 1 else None
+    if loop is not None and loop != join_loop:
+        note += (f": the pieces are made in the loop at line {loop[0]} ({loop[1]}), which made {join.count} of them "
+                 f"where {join.expected_count} are needed")
+    diagnosis.notes.append(note)
+    return True
 
 
 def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None) -> None:
@@ -348,6 +403,14 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             f"error is raised")
         if at and at != raised_at:
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+        return
+    # What the layer that raised is given in the reference (``out_proj input``): the shape it should get.
+    given = {tuple(s[1].shape) for s in reference_steps or [] for a in raised
+             if type(a) is str and a != OUTSIDE and s[0] == f"{a} input"}
+    expected = given.pop() if len(given) == 1 else None
+    if raised and _joined_wrong(diagnosis, stem, steps, raised, reference_steps or [], expected, folder):
+        if diagnosis.origin.split(" (")[0] == raised_at:
+            diagnosis.origin, diagnosis.origin_code = "", ""
         return
     for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [])):
         at, code = line_at(steps[departs][2], folder, stem)
