@@ -79,6 +79,10 @@ CASES = [
      "new": "    size = X.shape[-1] // num_heads\n"
             "    heads = [X.narrow(-1, k * size, size) for k in range(num_heads)]\n"
             "    return torch.cat(heads, dim=0)"},
+    # reshape where permute is meant: the right numbers in the reference's shape, each at a wrong place.
+    {"id": "reshape-for-permute", "assignment": "d2l_attention", "module": "multihead",
+     "old": "    X = X.permute(0, 2, 1, 3)  # (batch_size, n, num_heads, head_size)",
+     "new": "    X = X.reshape(X.shape[0], X.shape[2], X.shape[1], X.shape[3])"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -234,3 +238,14 @@ def test_parts_of_a_reference_value_are_not_blamed_their_join_is(graded):
         shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
         assert any(code.startswith("return torch.cat(heads, dim=0)") for code in shown), (side, diagnosis)
         assert not any("X.narrow(" in code for code in shown), (side, diagnosis)
+
+
+def test_a_reshape_where_a_permute_is_meant_is_shown_with_the_order_that_holds(graded):
+    for side, view in views(graded, "reshape-for-permute").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert any(code.startswith("X = X.reshape(X.shape[0], X.shape[2], X.shape[1], X.shape[3])") for code in shown), \
+            (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "reshape never moves an entry to another dimension" in notes and ".permute(0, 2, 1, 3)" in notes, \
+            (side, diagnosis)

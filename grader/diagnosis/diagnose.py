@@ -21,7 +21,7 @@ from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, miss
                                         unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
-                                     whole_reduction, wrong_join)
+                                     whole_reduction, wrong_join, reordered)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
@@ -567,6 +567,13 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         diagnosis.origin, diagnosis.origin_code = at, code
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
                                  else "combination" if origin.inputs_known else "inputs")
+    if steps[origin.step][0] in ("reshape", "view") and (moved := reordered(steps[origin.step][1], reference_steps)):
+        shape, order = moved
+        diagnosis.notes.append(
+            f"{at.split(', ')[-1]} gives shape {tuple(steps[origin.step][1].shape)} with the entries in the order they "
+            f"have in shape {shape} ({steps[origin.step][0]} never moves an entry to another dimension); the reference's "
+            f"tensor of shape {tuple(steps[origin.step][1].shape)} is the one of shape {shape} with its dimensions "
+            f"reordered: .permute{order}")
     if whole_reduction(steps, origin.step):
         parent = next(p for p in steps[origin.step][3] if type(p) is int)
         dims = reduced_along(reference_steps, steps[origin.step][0], steps[parent][1])

@@ -87,6 +87,16 @@ class KnownValues:
                             return True
         return False
 
+    def misplaced(self, value: torch.Tensor) -> bool:
+        """Whether ``value`` has the shape of one of the reference's values, but other values in it,
+        though the reference holds its numbers in this order under another shape (``reshape`` where
+        ``permute`` is meant: the right numbers, each at a wrong place of the right shape)."""
+        if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
+            return False
+        shape = tuple(value.shape)
+        same_shape = [known for _, known in self.by_size.get(value.numel(), ()) if tuple(known.shape) == shape]
+        return bool(same_shape) and not self.matching(value, exact=True) and bool(self.matching(value))
+
     def holds(self, value, layout: bool = False) -> bool:
         """Whether ``value`` is one of the reference's values (a scalar is never judged)."""
         if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
@@ -207,6 +217,8 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
             return True
         if whole_reduction(steps, i):  # one number from a whole tensor: judged like any value
             return bool(values.matching(steps[i][1]))
+        if steps[i][0] in LAYOUT and values.misplaced(steps[i][1]):
+            return False
         if values.holds(steps[i][1], layout=steps[i][0] in LAYOUT):
             return True
         return steps[i][0].split("[")[0] in PARTS and values.holds_part(steps[i][1])
@@ -541,4 +553,24 @@ def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple 
         if len(counts) == 1:
             (d, r), = counts
             return Join(i, pieces, piece, len(pieces), d, shape, r, r[d] // size[d], d)
+    return None
+
+
+def reordered(value: torch.Tensor, reference_steps: list) -> tuple | None:
+    """For a student's value of the shape of one of the reference's values but other values in it,
+    whose numbers in this very order the reference holds under another shape: that other shape and
+    the order of its dimensions (``permute(order)``) that gives the reference's value of this shape,
+    as ``(other shape, order)``; None unless exactly so."""
+    values = KnownValues(reference_steps)
+    if not values.misplaced(value):
+        return None
+    shape, flat = tuple(value.shape), value.detach().double()
+    targets = [known for _, known in values.by_size.get(value.numel(), ()) if tuple(known.shape) == shape]
+    for _, known in values.by_size.get(value.numel(), ()):
+        if tuple(known.shape) == shape or known.dim() > 4 or not same_tensor(flat.reshape(known.shape), known):
+            continue
+        for order in itertools.permutations(range(known.dim())):
+            moved = known.permute(order)
+            if tuple(moved.shape) == shape and any(same_tensor(moved, t) for t in targets):
+                return tuple(known.shape), order
     return None
