@@ -32,6 +32,10 @@ CASES = [
     {"id": "gru-state-dropped", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
      "new": "out, new_state = self.rnn(x.permute(1, 0, 2), hidden_state)"},
+    # The same, the new state dropped on purpose (``_h``): the correct lines of the loop are not blamed.
+    {"id": "gru-state-discarded", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
+     "new": "out, _h = self.rnn(x.permute(1, 0, 2), hidden_state)"},
     # A helper called where another was meant: softmax_naive is right (it sums over dim 0, as asked
     # for one vector); calling it on the matrix of scores is the mistake.
     {"id": "helper-for-rows", "assignment": "ch03", "module": "simple_attention",
@@ -249,3 +253,13 @@ def test_a_reshape_where_a_permute_is_meant_is_shown_with_the_order_that_holds(g
         notes = " ".join(diagnosis.get("notes") or [])
         assert "reshape never moves an entry to another dimension" in notes and ".permute(0, 2, 1, 3)" in notes, \
             (side, diagnosis)
+
+
+def test_a_new_state_dropped_on_purpose_is_said_and_the_loops_correct_lines_are_not_blamed(graded):
+    for side, view in views(graded, "gru-state-discarded").items():
+        diagnosis = diagnosis_of(view)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "line 178 drops one of the values its call returns (assigned to _h)" in notes, (side, diagnosis)
+        assert "hidden_state, which this line reads, is never assigned again inside the loop" in notes, (side, diagnosis)
+        shown = [diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
+        assert not any("torch.cat((context" in code or "self.attention(query" in code for code in shown), (side, diagnosis)

@@ -204,7 +204,12 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
         walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
         numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
                    if at.startswith(f"{stem}.py, line ") and at.split(", line ")[1].split(",")[0].split(" ")[0].isdigit()]
-        diagnosis.notes += unused_values(Path(folder) / f"{stem}.py", numbers)
+        dropped = unused_values(Path(folder) / f"{stem}.py", numbers)
+        if dropped and diagnosis.origin_kind == "combination":
+            # Values the reference computes, combined as it never does, in a loop whose passes all read
+            # the same value: the combination follows from the value never renewed, the note says where.
+            diagnosis.origin, diagnosis.origin_code, diagnosis.inputs = "", "", []
+        diagnosis.notes += dropped
     if is_weights(found.expected):
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None

@@ -163,6 +163,23 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
             loop = min(loops, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
             names = [t.id for target in assign.targets for t in ast.walk(target)
                      if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store) and not t.id.startswith("_")]
+            # One of several values dropped on purpose (``out, _ = self.rnn(x, state)``) while what the
+            # line reads stays the same on every pass: said as such (the dropped one may be the new state).
+            dropped = [t.id for target in assign.targets if isinstance(target, ast.Tuple) for t in target.elts
+                       if isinstance(t, ast.Name) and t.id.startswith("_")]
+            if dropped:
+                stored = {t.id for n in ast.walk(loop) for t in ast.walk(n) if isinstance(t, ast.Name)
+                          and isinstance(t.ctx, ast.Store)}
+                if isinstance(loop, ast.For):
+                    stored |= {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
+                same = sorted({n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)
+                               and isinstance(n.ctx, ast.Load) and n.id not in stored and n.id != "self"
+                               and any(isinstance(a, ast.Name) and a.id == n.id and isinstance(a.ctx, ast.Store)
+                                       for a in ast.walk(function))})
+                if same:
+                    notes.append(f"line {line} drops one of the values its call returns (assigned to {dropped[0]}), and "
+                                 f"{', '.join(same)}, which this line reads, is never assigned again inside the loop "
+                                 f"(line {loop.lineno}), so every pass of the loop reads the same value")
             for name in names:
                 read = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
                         and isinstance(n.ctx, ast.Load) and (n.lineno > line or n.lineno >= loop.lineno)]
