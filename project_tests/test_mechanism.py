@@ -36,6 +36,14 @@ CASES = [
     {"id": "gru-state-discarded", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
      "new": "out, _h = self.rnn(x.permute(1, 0, 2), hidden_state)"},
+    # A misspelled attribute that a check reads: nothing to read, whatever the probe then says.
+    {"id": "weights-misspelled", "assignment": "d2l_attention", "module": "scoring",
+     "old": "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n"
+            "        self.attention_weights = masked_softmax(scores, valid_lens)\n"
+            "        return torch.bmm(self.dropout(self.attention_weights), values)",
+     "new": "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n"
+            "        self.attention_weigths = masked_softmax(scores, valid_lens)\n"
+            "        return torch.bmm(self.dropout(self.attention_weigths), values)"},
     # A helper called where another was meant: softmax_naive is right (it sums over dim 0, as asked
     # for one vector); calling it on the matrix of scores is the mistake.
     {"id": "helper-for-rows", "assignment": "ch03", "module": "simple_attention",
@@ -263,3 +271,11 @@ def test_a_new_state_dropped_on_purpose_is_said_and_the_loops_correct_lines_are_
         assert "hidden_state, which this line reads, is never assigned again inside the loop" in notes, (side, diagnosis)
         shown = [diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
         assert not any("torch.cat((context" in code or "self.attention(query" in code for code in shown), (side, diagnosis)
+
+
+def test_a_misspelled_attribute_a_check_reads_is_named_with_its_line(graded):
+    for side, view in views(graded, "weights-misspelled").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "line 114 defines attention_weigths, not attention_weights: class AdditiveAttention has no " \
+               "attention_weights" in notes, (side, view["diagnosis"])
+        assert "class DotProductAttention" not in notes, (side, notes)

@@ -17,8 +17,8 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, single_return,
-                                        unused_values)
+from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
+                                        single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, wrong_join, reordered)
@@ -160,6 +160,10 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
                 diagnosis.where, diagnosis.code = f"{stem}.py, line {single[0]}", single[1]
                 diagnosis.stage = diagnosis.stage or "result"
                 diagnosis.checked = diagnosis.checked or (failed.checked if failed else "")
+    if folder is not None and (diagnosis.stage or diagnosis.error or diagnosis.concepts):  # a name read, misspelled
+        read = " ".join([diagnosis.checked, diagnosis.error, *diagnosis.concepts, *(r.checked for r in runs if r.failed),
+                         *(str((r.feedback or {}).get("checked", "")) for r in runs if r.failed)])
+        diagnosis.notes += [n for n in misspelled_names(Path(folder) / f"{stem}.py", read) if n not in diagnosis.notes]
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis

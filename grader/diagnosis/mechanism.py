@@ -200,3 +200,37 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
                              f"(line {loop.lineno}), so every pass of the loop reads the same value")
                 notes.append(text)
     return notes[:3]
+
+
+def misspelled_names(path: Path, text: str) -> list[str]:
+    """For names that a failing check reads (``decoder.attention_weights`` in ``text``, its words as
+    the checks print them) that nothing in the student's file defines: the classes of theirs that
+    define one under a near name (a method, a property, or ``self.<name> = ...``), as notes with its
+    line. Getting a missing attribute finds nothing, whatever the probe then says."""
+    import re
+
+    tree = _tree(path)
+    if tree is None:
+        return []
+    members: dict[str, dict[str, int]] = {}  # class -> what it defines (a method, self.<name> = ...) -> line
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        own = members.setdefault(cls.name, {})
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not cls:
+                own.setdefault(node.name, node.lineno)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                own.setdefault(node.attr, node.lineno)
+    # Names as code prints them: after a dot (decoder.attention_weights), or with an underscore inside.
+    found = re.findall(r"\.([A-Za-z_]\w{5,})\b", text or "") + re.findall(r"\b([A-Za-z]\w*_\w+)\b", text or "")
+    notes, read = [], dict.fromkeys(found)
+    for wanted in read:
+        for cls, own in members.items():
+            if wanted in own:
+                continue
+            for name, line in own.items():
+                # A leading underscore is the usual name of what a property returns, not a slip.
+                if _near(name, wanted) and name not in read and name.lstrip("_") != wanted.lstrip("_"):
+                    notes.append(f"line {line} defines {name}, not {wanted}: class {cls} has no {wanted}, which the "
+                                 f"check reads, so reading it finds nothing. Rename it {wanted}")
+    return notes[:2]
