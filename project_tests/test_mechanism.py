@@ -68,6 +68,12 @@ CASES = [
     {"id": "bleu-uniform-weights", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
      "new": "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"},
+    # A BLEU mistake no catalog entry knows (the prediction's length counted in characters): the
+    # first line that assigns a number the reference never computes, or another value of a name both
+    # assign once.
+    {"id": "bleu-prediction-in-characters", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "len_pred, len_label = len(pred_tokens), len(label_tokens)",
+     "new": "len_pred, len_label = len(pred_seq), len(label_tokens)"},
     # A loop bound off by one: the last row is never written; the zeros it started from are no mistake.
     {"id": "loop-bound-off-by-one", "assignment": "ch03", "module": "simple_attention",
      "old": "return all_attention_weights(inputs) @ inputs",
@@ -279,3 +285,12 @@ def test_a_misspelled_attribute_a_check_reads_is_named_with_its_line(graded):
         assert "line 114 defines attention_weigths, not attention_weights: class AdditiveAttention has no " \
                "attention_weights" in notes, (side, view["diagnosis"])
         assert "class DotProductAttention" not in notes, (side, notes)
+
+
+def test_a_bleu_mistake_no_catalog_knows_is_shown_at_its_first_number_no_reference_has(graded):
+    for side, view in views(graded, "bleu-prediction-in-characters").items():
+        diagnosis = diagnosis_of(view)
+        assert not diagnosis.get("concepts"), (side, diagnosis)  # else this test no longer tests that
+        assert diagnosis.get("code", "").startswith("len_pred, len_label = len(pred_seq), len(label_tokens)"), \
+            (side, diagnosis)
+        assert "line 219 assigns len_pred = " in " ".join(diagnosis.get("notes") or []), (side, diagnosis)

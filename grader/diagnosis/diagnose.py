@@ -151,6 +151,8 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         _result_differs(diagnosis, runs)
         if diagnosis.concepts and source is not None:
             _number_line(diagnosis, stem, source, usable, folder)
+        if not diagnosis.where and source is not None:
+            _first_unknown_number(diagnosis, stem, source, usable, folder)
         if not diagnosis.where and folder is not None:  # a factory of one line: that line computes the result
             failed = [run for run in runs if run.failed]
             lines = {single_return(Path(folder) / f"{stem}.py", run.checked or "") for run in failed}
@@ -665,6 +667,38 @@ def _number_line(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun], 
                     diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} the first number that this mistake "
                                            f"computes and the reference never does (on the first check that fails)")
                     return
+
+
+def _first_unknown_number(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun], folder: Path | None) -> None:
+    """A computation without tensors (BLEU) whose mistake no catalog entry confirms: on the first
+    failing check that recorded numbers, the student's first line that assigns a number the
+    reference never computes on the same input (any of its numbers, in any order), shown as the line
+    where the first wrong number is computed; nothing when every number of theirs is one of the
+    reference's (the result alone differs)."""
+    if folder is None or not hasattr(source, "numbers"):
+        return
+    for run in (r for r in runs if r.failed):
+        mine = numbers_with_lines(run.student)
+        reference = source.numbers(stem, None, run.probe, run.kwargs) if mine else []
+        if not reference:
+            continue
+        # A name both assign once (len_pred): its value is compared with the reference's own.
+        theirs = numbers_with_lines(source.result(stem, None, run.probe, run.kwargs))
+        once = {name: [n[1] for n in theirs if n[0] == name] for name in {n[0] for n in theirs}}
+        once = {name: values[0] for name, values in once.items() if len(values) == 1
+                and sum(1 for n in mine if n[0] == name) == 1}
+        hit = next((n for n in mine if (n[0] in once and not _same_number(n[1], once[n[0]]))
+                    or not any(_same_number(n[1], r) for r in reference)), None)
+        if hit is None:
+            return
+        at, code = line_at(hit[2], folder, stem)
+        if at:
+            diagnosis.where, diagnosis.code = at, code
+            value = int(hit[1]) if float(hit[1]).is_integer() else round(hit[1], 4)
+            diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} = {value}, the first number of yours that the "
+                                   f"reference never computes on the same input (the first check that fails); every "
+                                   f"number your code assigns before it, the reference computes too")
+        return
 
 
 def _same_number(a: float, b: float) -> bool:
