@@ -44,6 +44,13 @@ CASES = [
      "new": "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n"
             "        self.attention_weigths = masked_softmax(scores, valid_lens)\n"
             "        return torch.bmm(self.dropout(self.attention_weigths), values)"},
+    # A buffer built wrong in __init__ (the past hidden, the future kept): the line that makes it is shown.
+    {"id": "mask-hides-the-past", "assignment": "ch03", "module": "causal",
+     "old": '"mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)',
+     "new": '"mask", torch.ones(context_length, context_length).tril(diagonal=-1)'},
+    # A copy in the wrong direction: sa_v2 changed, said first on both sides.
+    {"id": "copy-into-v2", "assignment": "ch03", "module": "weight_transfer",
+     "old": "sa_v1.W_key.data = sa_v2.W_key.weight.T", "new": "sa_v2.W_key.weight.data = sa_v1.W_key.T"},
     # A helper called where another was meant: softmax_naive is right (it sums over dim 0, as asked
     # for one vector); calling it on the matrix of scores is the mistake.
     {"id": "helper-for-rows", "assignment": "ch03", "module": "simple_attention",
@@ -294,3 +301,19 @@ def test_a_bleu_mistake_no_catalog_knows_is_shown_at_its_first_number_no_referen
         assert diagnosis.get("code", "").startswith("len_pred, len_label = len(pred_seq), len(label_tokens)"), \
             (side, diagnosis)
         assert "line 219 assigns len_pred = " in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_buffer_built_wrong_in_init_is_shown_with_the_line_that_makes_it(graded):
+    for side, view in views(graded, "mask-hides-the-past").items():
+        made = " ".join(diagnosis_of(view).get("made") or [])
+        assert made.startswith("self.mask: line ") and "torch.ones(context_length, context_length).tril(diagonal=-1)" in made, \
+            (side, view["diagnosis"])
+
+
+def test_a_copy_into_v2_is_said_on_both_sides_and_first_in_the_hidden_grade(graded):
+    for side, view in views(graded, "copy-into-v2").items():
+        assert view["score"] < view["max_score"], side
+        said = [t for t in view["failing"] if t["message"].endswith("the copy changed sa_v2.W_key.weight")]
+        assert said and "the copy goes from sa_v2 into sa_v1" in said[0]["hint"], (side, view["failing"])
+        if side == "hidden":  # every hidden check of the copy says it before what sa_v1 then holds
+            assert said == view["failing"], view["failing"]

@@ -602,6 +602,12 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         line = f"{made.split(', ')[-1]}: {made_code}"
         if made and made != at and made_code and line not in diagnosis.inputs:
             diagnosis.inputs.append(line)
+        # A value made from the module's own tensors alone (self.mask sliced), which the reference never
+        # has: what the module keeps is where it differs; the lines that make that attribute are shown.
+        own = [p for p in steps[i][3] if type(p) is str and p != OUTSIDE]
+        if own and len(own) == len(steps[i][3]) and made and made_code and not diagnosis.made:
+            _uses_made(diagnosis, stem, made, made_code, computed_lines([step[2] for step in steps], stem), folder)
+            diagnosis.made = [line for line in diagnosis.made if line.split(":")[0].removeprefix("self.") in own]
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
 
 
