@@ -81,6 +81,10 @@ CASES = [
     {"id": "bleu-prediction-in-characters", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "len_pred, len_label = len(pred_tokens), len(label_tokens)",
      "new": "len_pred, len_label = len(pred_seq), len(label_tokens)"},
+    # The same factor where one check has a single token (too small to show a factor by itself): the
+    # hidden grade says it in the sizes, as the public check does.
+    {"id": "v2-scaled-by-num-tokens", "assignment": "ch03", "module": "self_attention_v2",
+     "old": "attn_scores / keys.shape[-1] ** 0.5", "new": "attn_scores / keys.shape[-2] ** 0.5"},
     # A loop bound off by one: the last row is never written; the zeros it started from are no mistake.
     {"id": "loop-bound-off-by-one", "assignment": "ch03", "module": "simple_attention",
      "old": "return all_attention_weights(inputs) @ inputs",
@@ -317,3 +321,9 @@ def test_a_copy_into_v2_is_said_on_both_sides_and_first_in_the_hidden_grade(grad
         assert said and "the copy goes from sa_v2 into sa_v1" in said[0]["hint"], (side, view["failing"])
         if side == "hidden":  # every hidden check of the copy says it before what sa_v1 then holds
             assert said == view["failing"], view["failing"]
+
+
+def test_a_factor_in_the_sizes_is_said_on_both_sides_though_one_check_has_a_single_token(graded):
+    for side, view in views(graded, "v2-scaled-by-num-tokens").items():
+        relation = diagnosis_of(view).get("relation", "")
+        assert "√A / √B" in relation and "A = the last dimension of the queries" in relation, (side, relation)

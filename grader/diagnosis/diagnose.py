@@ -222,8 +222,14 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     # The same kind of relation on every run that differs (its number may depend on the probe's sizes).
     said = [relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized]
     kinds = {text.split(":")[-1] if "times" in text else text for text in said}
-    if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
+    same_stage = all(place.stage == found.stage for _, place, _, _ in localized)
+    if said[0] and len(kinds) == 1 and same_stage:
         diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
+    elif same_stage and any("a constant factor" in text for text in said):
+        # Another kind said on some run (a factor of 1 there: "this step is missing") while a factor in
+        # the sizes still holds on every run: said in those sizes, never as one run's number.
+        by_sizes = _factor_said(next(t for t in said if "a constant factor" in t), localized)
+        diagnosis.relation = by_sizes if "A =" in by_sizes else ""
 
 
 def _joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, reference_steps: list, expected,
@@ -369,7 +375,8 @@ def _factor_said(said: str, localized: list) -> str:
     pair of sizes gives it on every run that differs (dividing by the square root of the number of
     tokens instead of d_k); as a number only when it is the same number on runs whose sizes differ
     (a true constant); else nothing (a number true of one input alone tempts a hard-coded constant)."""
-    factors = [factor_of(place.expected, place.actual) for _, place, _, _ in localized]
+    factors = [factor_of(place.expected, place.actual) or _one_ratio(place.expected, place.actual)
+               for _, place, _, _ in localized]
     if any(c is None for c in factors):
         return ""
     sizes = []
@@ -387,6 +394,19 @@ def _factor_said(said: str, localized: list) -> str:
     constant = all(abs(c - factors[0]) <= 1e-4 * max(1.0, abs(factors[0])) for c in factors)
     varied = len({tuple(sorted(s.items())) for s in sizes}) > 1
     return said if constant and varied else ""
+
+
+def _one_ratio(expected, yours) -> float | None:
+    """``yours / expected`` on a check too small for :func:`factor_of` (one entry, a single token):
+    no evidence of a factor by itself, but a factor in the sizes must hold there too."""
+    if not isinstance(yours, torch.Tensor) or yours.shape != expected.shape or yours.numel() > 2:
+        return None
+    e, y = expected.double().flatten(), yours.double().flatten()
+    if not (torch.isfinite(e).all() and torch.isfinite(y).all()) or not (e.abs() > 1e-3).all():
+        return None
+    ratios = y / e
+    c = float(ratios[0])
+    return c if bool(torch.isclose(ratios, torch.full_like(ratios, c), rtol=1e-4).all()) and abs(c - 1) >= 1e-3 else None
 
 
 def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error: dict, folder: Path | None) -> None:
