@@ -85,6 +85,10 @@ CASES = [
     # hidden grade says it in the sizes, as the public check does.
     {"id": "v2-scaled-by-num-tokens", "assignment": "ch03", "module": "self_attention_v2",
      "old": "attn_scores / keys.shape[-1] ** 0.5", "new": "attn_scores / keys.shape[-2] ** 0.5"},
+    # The right values in another shape (flattened at the end): said with both shapes, on both sides.
+    {"id": "result-flattened", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "return nn.functional.softmax(X.reshape(shape), dim=-1)",
+     "new": "return nn.functional.softmax(X.reshape(shape), dim=-1).flatten(0, 1)"},
     # A loop bound off by one: the last row is never written; the zeros it started from are no mistake.
     {"id": "loop-bound-off-by-one", "assignment": "ch03", "module": "simple_attention",
      "old": "return all_attention_weights(inputs) @ inputs",
@@ -327,3 +331,10 @@ def test_a_factor_in_the_sizes_is_said_on_both_sides_though_one_check_has_a_sing
     for side, view in views(graded, "v2-scaled-by-num-tokens").items():
         relation = diagnosis_of(view).get("relation", "")
         assert "√A / √B" in relation and "A = the last dimension of the queries" in relation, (side, relation)
+
+
+def test_the_right_values_in_another_shape_are_said_so_on_both_sides(graded):
+    for side, view in views(graded, "result-flattened").items():
+        relation = diagnosis_of(view).get("relation", "")
+        assert relation.startswith("yours holds the expected values in the same order, in shape (4, 4) instead of "
+                                   "(2, 2, 4)"), (side, view["diagnosis"])

@@ -149,6 +149,8 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         _passing_helper(diagnosis, stem, localized[0], runs, folder)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
+        if source is not None and not diagnosis.relation:
+            _reshaped_result(diagnosis, stem, source, [r for r in usable if r.failed])
         if diagnosis.concepts and source is not None:
             _number_line(diagnosis, stem, source, usable, folder)
         if not diagnosis.where and source is not None:
@@ -740,6 +742,25 @@ def numbers_with_lines(value) -> list[list]:
     return [[n[0], float(n[1]), _where_of(n[2])] for n in found[:400]
             if isinstance(n, list) and len(n) == 3 and isinstance(n[0], str) and n[0].isidentifier()
             and type(n[1]) in (int, float)]
+
+
+def _reshaped_result(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun]) -> None:
+    """A result of another shape holding the expected values in the same order, on every failing
+    check whose result is a tensor: said with both shapes (the same numbers, not laid back into the
+    expected shape). Nothing when a check's result is another one."""
+    said = []
+    for run in runs:
+        yours, expected = output_of(run.student), output_of(source.result(stem, None, run.probe, run.kwargs))
+        if not (isinstance(yours, torch.Tensor) and isinstance(expected, torch.Tensor)):
+            continue
+        if (tuple(yours.shape) == tuple(expected.shape) or yours.numel() != expected.numel()
+                or not catalog.same_tensor(yours.reshape(expected.shape), expected)):
+            return
+        said.append((tuple(yours.shape), tuple(expected.shape)))
+    if said:
+        mine, wanted = said[0]
+        diagnosis.relation = (f"yours holds the expected values in the same order, in shape {mine} instead of "
+                              f"{wanted}: the result is not given the expected shape")
 
 
 def _result_differs(diagnosis: Diagnosis, runs: list[ProbeRun]) -> None:
