@@ -104,6 +104,11 @@ CASES = [
     {"id": "heads-joined-on-tokens", "assignment": "ch03", "module": "mha",
      "old": "return torch.cat([head(x) for head in self.heads], dim=-1)",
      "new": "return torch.cat([head(x) for head in self.heads], dim=1)"},
+    # Pieces of the wrong width joined rightly: the join is not blamed, nor said against a shape of the
+    # reference's that differs along the joined dimension by chance (the attention weights' (2, 6, 6)).
+    {"id": "wrapper-pieces-too-wide", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
+     "new": "return MultiHeadAttentionWrapper(d_in, 2, context_length, dropout, num_heads=2)"},
     # Heads taken one by one (each a part of a value the reference holds) and joined in another order.
     {"id": "heads-taken-one-by-one", "assignment": "d2l_attention", "module": "multihead",
      "old": "    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)  # (batch_size, n, num_heads, num_hiddens / num_heads)\n"
@@ -338,3 +343,10 @@ def test_the_right_values_in_another_shape_are_said_so_on_both_sides(graded):
         relation = diagnosis_of(view).get("relation", "")
         assert relation.startswith("yours holds the expected values in the same order, in shape (4, 4) instead of "
                                    "(2, 2, 4)"), (side, view["diagnosis"])
+
+
+def test_a_right_join_of_pieces_of_the_wrong_width_is_not_blamed(graded):
+    for side, view in views(graded, "wrapper-pieces-too-wide").items():
+        diagnosis = diagnosis_of(view)
+        assert "torch.cat(" not in diagnosis.get("origin_code", ""), (side, diagnosis)
+        assert not any("such pieces" in note for note in diagnosis.get("notes") or []), (side, diagnosis)

@@ -710,13 +710,18 @@ def _first_unknown_number(diagnosis: Diagnosis, stem: str, source, runs: list[Pr
         reference = source.numbers(stem, None, run.probe, run.kwargs) if mine else []
         if not reference:
             continue
-        # A name both assign once (len_pred): its value is compared with the reference's own.
+        # A name the reference assigns too (score, len_pred) is compared with that name's values alone
+        # (with its one value, where both assign it once); any other with all of the reference's numbers.
         theirs = numbers_with_lines(source.result(stem, None, run.probe, run.kwargs))
-        once = {name: [n[1] for n in theirs if n[0] == name] for name in {n[0] for n in theirs}}
-        once = {name: values[0] for name, values in once.items() if len(values) == 1
-                and sum(1 for n in mine if n[0] == name) == 1}
-        hit = next((n for n in mine if (n[0] in once and not _same_number(n[1], once[n[0]]))
-                    or not any(_same_number(n[1], r) for r in reference)), None)
+        named = {name: [n[1] for n in theirs if n[0] == name] for name in {n[0] for n in theirs}}
+
+        def unknown(n) -> bool:
+            values = named.get(n[0])
+            if values and len(values) == 1 and sum(1 for m in mine if m[0] == n[0]) == 1:
+                return not _same_number(n[1], values[0])
+            return not any(_same_number(n[1], r) for r in (values or reference))
+
+        hit = next((n for n in mine if unknown(n)), None)
         if hit is None:
             return
         at, code = line_at(hit[2], folder, stem)

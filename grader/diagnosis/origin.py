@@ -504,10 +504,11 @@ def _join_dims(kind: str, shape: tuple, pieces: list[tuple]) -> list[int]:
 
 def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple | None = None) -> Join | None:
     """Walking back from ``start`` (indices of ``steps``: ``{index: [label, shape, where, parents]}``),
-    the first join whose shape neither the reference's steps nor ``expected`` (its output's shape)
-    have, and whose pieces, all of one shape, either the reference joins too, as many, along another
-    dimension, or would fill one of the reference's shapes (differing from it along the joined
-    dimension alone) if there were another number of them. None when the shapes do not prove it."""
+    the first join whose shape neither the reference's steps nor ``expected`` (the shape it should
+    have: the output's, or what the layer it feeds is given in the reference) have, and whose pieces,
+    all of one shape, either the reference joins too, as many, along another dimension, or would fill
+    ``expected`` (differing from it along the joined dimension alone) if there were another number of
+    them. None when the shapes do not prove it."""
     known = {tuple(s[1].shape) for s in reference_steps if isinstance(s[1], torch.Tensor)}
     if expected is not None:
         known.add(tuple(expected))
@@ -544,12 +545,11 @@ def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple 
             return Join(i, pieces, piece, len(pieces), dims[0], shape, s, len(pieces), d)
         # Another number of such pieces would make a shape the reference has: one piece missing, or more.
         size = {d: 1 if kind == "stack" else piece[d] for d in dims}
-        counts = set()
-        for among in ([expected] if expected is not None else [], known):  # what it should be first
-            counts = {(d, r) for r in among for d in dims if len(r) == len(shape) and r != piece and r[d] != shape[d]
-                      and size[d] and r[d] % size[d] == 0 and r[:d] + r[d + 1:] == shape[:d] + shape[d + 1:]}
-            if counts:
-                break
+        # Only against the shape it should have (the output's, what the layer it feeds is given): any
+        # other shape of the reference's may differ from it along that dimension by chance.
+        counts = {(d, r) for r in ([expected] if expected is not None else []) for d in dims if len(r) == len(shape)
+                  and r != piece and r[d] != shape[d] and size[d] and r[d] % size[d] == 0
+                  and r[:d] + r[d + 1:] == shape[:d] + shape[d + 1:]}
         if len(counts) == 1:
             (d, r), = counts
             return Join(i, pieces, piece, len(pieces), d, shape, r, r[d] // size[d], d)
