@@ -715,13 +715,7 @@ def _first_unknown_number(diagnosis: Diagnosis, stem: str, source, runs: list[Pr
         theirs = numbers_with_lines(source.result(stem, None, run.probe, run.kwargs))
         named = {name: [n[1] for n in theirs if n[0] == name] for name in {n[0] for n in theirs}}
 
-        def unknown(n) -> bool:
-            values = named.get(n[0])
-            if values and len(values) == 1 and sum(1 for m in mine if m[0] == n[0]) == 1:
-                return not _same_number(n[1], values[0])
-            return not any(_same_number(n[1], r) for r in (values or reference))
-
-        hit = next((n for n in mine if unknown(n)), None)
+        hit = next((n for n in mine if _unknown_number(n, mine, named, reference)), None)
         if hit is None:
             return
         at, code = line_at(hit[2], folder, stem)
@@ -732,6 +726,16 @@ def _first_unknown_number(diagnosis: Diagnosis, stem: str, source, runs: list[Pr
                                    f"reference never computes on the same input (the first check that fails); every "
                                    f"number your code assigns before it, the reference computes too")
         return
+
+
+def _unknown_number(n: list, mine: list, named: dict, reference: list) -> bool:
+    """Whether the student's number ``n`` (``[name, value, where]``) is one the reference never computes:
+    against its one value where both assign that name once, against that name's values where the
+    reference assigns it, else against all of the reference's numbers."""
+    values = named.get(n[0])
+    if values and len(values) == 1 and sum(1 for m in mine if m[0] == n[0]) == 1:
+        return not _same_number(n[1], values[0])
+    return not any(_same_number(n[1], r) for r in (values or reference))
 
 
 def _same_number(a: float, b: float) -> bool:
