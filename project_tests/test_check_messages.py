@@ -233,3 +233,19 @@ def test_public_multihead_names_a_parameter_the_reference_does_not_have(suites):
     reference = [["W_q.weight", [12, 5]], ["W_k.weight", [12, 6]], ["W_v.weight", [12, 7]], ["W_o.weight", [12, 12]]]
     found = failure(suites["public_multihead"].test_layer_sizes, [*reference, ["W_o.bias", [12]]], reference)
     assert found.message.endswith(": unexpected W_o.bias")
+
+
+def test_a_list_of_another_length_shows_yours_beside_the_expected():
+    """The public check's "yours:" is never blank for a list of another length (it said nothing)."""
+    import pytest
+
+    from grader.suite.comparisons import Mismatch
+    from grader.suite.public_reference import same
+
+    with pytest.raises(Mismatch) as raised:
+        same([1.0] * 10, [1.0] * 5, what="weights")
+    assert raised.value.feedback.expected == "5 items" and raised.value.feedback.actual == "10 items"
+    assert raised.value.message == "weights: expected 5 items, got 10"
+    with pytest.raises(Mismatch) as raised:
+        same(None, [1.0] * 5, what="weights")
+    assert raised.value.feedback.actual == "a NoneType"

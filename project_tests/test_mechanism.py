@@ -32,6 +32,25 @@ CASES = [
     {"id": "gru-state-dropped", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
      "new": "out, new_state = self.rnn(x.permute(1, 0, 2), hidden_state)"},
+    # The same, the new state dropped on purpose (``_h``): the correct lines of the loop are not blamed.
+    {"id": "gru-state-discarded", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)",
+     "new": "out, _h = self.rnn(x.permute(1, 0, 2), hidden_state)"},
+    # A misspelled attribute that a check reads: nothing to read, whatever the probe then says.
+    {"id": "weights-misspelled", "assignment": "d2l_attention", "module": "scoring",
+     "old": "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n"
+            "        self.attention_weights = masked_softmax(scores, valid_lens)\n"
+            "        return torch.bmm(self.dropout(self.attention_weights), values)",
+     "new": "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n"
+            "        self.attention_weigths = masked_softmax(scores, valid_lens)\n"
+            "        return torch.bmm(self.dropout(self.attention_weigths), values)"},
+    # A buffer built wrong in __init__ (the past hidden, the future kept): the line that makes it is shown.
+    {"id": "mask-hides-the-past", "assignment": "ch03", "module": "causal",
+     "old": '"mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)',
+     "new": '"mask", torch.ones(context_length, context_length).tril(diagonal=-1)'},
+    # A copy in the wrong direction: sa_v2 changed, said first on both sides.
+    {"id": "copy-into-v2", "assignment": "ch03", "module": "weight_transfer",
+     "old": "sa_v1.W_key.data = sa_v2.W_key.weight.T", "new": "sa_v2.W_key.weight.data = sa_v1.W_key.T"},
     # A helper called where another was meant: softmax_naive is right (it sums over dim 0, as asked
     # for one vector); calling it on the matrix of scores is the mistake.
     {"id": "helper-for-rows", "assignment": "ch03", "module": "simple_attention",
@@ -56,11 +75,52 @@ CASES = [
     {"id": "bleu-uniform-weights", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
      "new": "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"},
+    # A BLEU mistake no catalog entry knows (the prediction's length counted in characters): the
+    # first line that assigns a number the reference never computes, or another value of a name both
+    # assign once.
+    {"id": "bleu-prediction-in-characters", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "len_pred, len_label = len(pred_tokens), len(label_tokens)",
+     "new": "len_pred, len_label = len(pred_seq), len(label_tokens)"},
+    # The same factor where one check has a single token (too small to show a factor by itself): the
+    # hidden grade says it in the sizes, as the public check does.
+    {"id": "v2-scaled-by-num-tokens", "assignment": "ch03", "module": "self_attention_v2",
+     "old": "attn_scores / keys.shape[-1] ** 0.5", "new": "attn_scores / keys.shape[-2] ** 0.5"},
+    # The right values in another shape (flattened at the end): said with both shapes, on both sides.
+    {"id": "result-flattened", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "return nn.functional.softmax(X.reshape(shape), dim=-1)",
+     "new": "return nn.functional.softmax(X.reshape(shape), dim=-1).flatten(0, 1)"},
     # A loop bound off by one: the last row is never written; the zeros it started from are no mistake.
     {"id": "loop-bound-off-by-one", "assignment": "ch03", "module": "simple_attention",
      "old": "return all_attention_weights(inputs) @ inputs",
      "new": "weights = all_attention_weights(inputs)\n    context = torch.zeros(inputs.shape[0], inputs.shape[1])\n"
             "    for i in range(inputs.shape[0] - 1):\n        context[i] = weights[i] @ inputs\n    return context"},
+    # A join of pieces made in a loop one short: a shape the reference never makes, shown at the join
+    # with the loop that made too few pieces (not at a correct line that makes one piece).
+    {"id": "rows-loop-one-short", "assignment": "ch03", "module": "causal",
+     "old": "        context_vec = attn_weights @ values  # (b, num_tokens, d_out)\n",
+     "new": "        rows = [attn_weights[:, t:t + 1] @ values for t in range(num_tokens - 1)]\n"
+            "        context_vec = torch.cat(rows, dim=1)\n"},
+    # The heads joined along the wrong axis: the reference joins the same pieces along another one.
+    {"id": "heads-joined-on-tokens", "assignment": "ch03", "module": "mha",
+     "old": "return torch.cat([head(x) for head in self.heads], dim=-1)",
+     "new": "return torch.cat([head(x) for head in self.heads], dim=1)"},
+    # Pieces of the wrong width joined rightly: the join is not blamed, nor said against a shape of the
+    # reference's that differs along the joined dimension by chance (the attention weights' (2, 6, 6)).
+    {"id": "wrapper-pieces-too-wide", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
+     "new": "return MultiHeadAttentionWrapper(d_in, 2, context_length, dropout, num_heads=2)"},
+    # Heads taken one by one (each a part of a value the reference holds) and joined in another order.
+    {"id": "heads-taken-one-by-one", "assignment": "d2l_attention", "module": "multihead",
+     "old": "    X = X.reshape(X.shape[0], X.shape[1], num_heads, -1)  # (batch_size, n, num_heads, num_hiddens / num_heads)\n"
+            "    X = X.permute(0, 2, 1, 3)  # (batch_size, num_heads, n, num_hiddens / num_heads)\n"
+            "    return X.reshape(-1, X.shape[2], X.shape[3])",
+     "new": "    size = X.shape[-1] // num_heads\n"
+            "    heads = [X.narrow(-1, k * size, size) for k in range(num_heads)]\n"
+            "    return torch.cat(heads, dim=0)"},
+    # reshape where permute is meant: the right numbers in the reference's shape, each at a wrong place.
+    {"id": "reshape-for-permute", "assignment": "d2l_attention", "module": "multihead",
+     "old": "    X = X.permute(0, 2, 1, 3)  # (batch_size, n, num_heads, head_size)",
+     "new": "    X = X.reshape(X.shape[0], X.shape[2], X.shape[1], X.shape[3])"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -188,3 +248,105 @@ def test_a_factory_of_one_line_with_a_wrong_argument_shows_that_line(graded):
     for side, view in views(graded, "ex33-d-out-halved").items():
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("code") == "return MultiHeadAttention(768, 384, 1024, 0.0, num_heads=12)", (side, diagnosis)
+
+
+def test_a_loop_that_makes_one_piece_too_few_is_shown_at_the_join_with_the_loop(graded):
+    for side, view in views(graded, "rows-loop-one-short").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code") == "context_vec = torch.cat(rows, dim=1)", (side, diagnosis)
+        assert "attn_weights[:, t:t + 1] @ values" not in diagnosis.get("code", ""), (side, diagnosis)  # correct per row
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "joins" in notes and "along dimension 1" in notes, (side, diagnosis)
+        assert "the pieces are made in the loop at line 183 (rows = [attn_weights[:, t:t + 1] @ values for t in " \
+               "range(num_tokens - 1)])" in notes, (side, diagnosis)
+
+
+def test_pieces_joined_along_another_axis_than_the_references_are_said_so(graded):
+    for side, view in views(graded, "heads-joined-on-tokens").items():
+        diagnosis = diagnosis_of(view)
+        assert "torch.cat([head(x) for head in self.heads], dim=1)" in diagnosis.get("origin_code", ""), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "along dimension 1" in notes and "the reference joins 2 pieces of this shape along dimension 2" in notes, \
+            (side, diagnosis)
+
+
+def test_parts_of_a_reference_value_are_not_blamed_their_join_is(graded):
+    for side, view in views(graded, "heads-taken-one-by-one").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
+        assert any(code.startswith("return torch.cat(heads, dim=0)") for code in shown), (side, diagnosis)
+        assert not any("X.narrow(" in code for code in shown), (side, diagnosis)
+
+
+def test_a_reshape_where_a_permute_is_meant_is_shown_with_the_order_that_holds(graded):
+    for side, view in views(graded, "reshape-for-permute").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert any(code.startswith("X = X.reshape(X.shape[0], X.shape[2], X.shape[1], X.shape[3])") for code in shown), \
+            (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "reshape never moves an entry to another dimension" in notes and ".permute(0, 2, 1, 3)" in notes, \
+            (side, diagnosis)
+
+
+def test_a_new_state_dropped_on_purpose_is_said_and_the_loops_correct_lines_are_not_blamed(graded):
+    for side, view in views(graded, "gru-state-discarded").items():
+        diagnosis = diagnosis_of(view)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "line 178 drops one of the values its call returns (assigned to _h)" in notes, (side, diagnosis)
+        assert "hidden_state, which this line reads, is never assigned again inside the loop" in notes, (side, diagnosis)
+        shown = [diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
+        assert not any("torch.cat((context" in code or "self.attention(query" in code for code in shown), (side, diagnosis)
+
+
+def test_a_misspelled_attribute_a_check_reads_is_named_with_its_line(graded):
+    for side, view in views(graded, "weights-misspelled").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "line 114 defines attention_weigths, not attention_weights: class AdditiveAttention has no " \
+               "attention_weights" in notes, (side, view["diagnosis"])
+        assert "class DotProductAttention" not in notes, (side, notes)
+
+
+def test_a_bleu_mistake_no_catalog_knows_is_shown_at_its_first_number_no_reference_has(graded):
+    for side, view in views(graded, "bleu-prediction-in-characters").items():
+        diagnosis = diagnosis_of(view)
+        assert not diagnosis.get("concepts"), (side, diagnosis)  # else this test no longer tests that
+        assert diagnosis.get("code", "").startswith("len_pred, len_label = len(pred_seq), len(label_tokens)"), \
+            (side, diagnosis)
+        assert "line 219 assigns len_pred = " in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_buffer_built_wrong_in_init_is_shown_with_the_line_that_makes_it(graded):
+    for side, view in views(graded, "mask-hides-the-past").items():
+        made = " ".join(diagnosis_of(view).get("made") or [])
+        assert made.startswith("self.mask: line ") and "torch.ones(context_length, context_length).tril(diagonal=-1)" in made, \
+            (side, view["diagnosis"])
+
+
+def test_a_copy_into_v2_is_said_on_both_sides_and_first_in_the_hidden_grade(graded):
+    for side, view in views(graded, "copy-into-v2").items():
+        assert view["score"] < view["max_score"], side
+        said = [t for t in view["failing"] if t["message"].endswith("the copy changed sa_v2.W_key.weight")]
+        assert said and "the copy goes from sa_v2 into sa_v1" in said[0]["hint"], (side, view["failing"])
+        if side == "hidden":  # every hidden check of the copy says it before what sa_v1 then holds
+            assert said == view["failing"], view["failing"]
+
+
+def test_a_factor_in_the_sizes_is_said_on_both_sides_though_one_check_has_a_single_token(graded):
+    for side, view in views(graded, "v2-scaled-by-num-tokens").items():
+        relation = diagnosis_of(view).get("relation", "")
+        assert "√A / √B" in relation and "A = the last dimension of the queries" in relation, (side, relation)
+
+
+def test_the_right_values_in_another_shape_are_said_so_on_both_sides(graded):
+    for side, view in views(graded, "result-flattened").items():
+        relation = diagnosis_of(view).get("relation", "")
+        assert relation.startswith("yours holds the expected values in the same order, in shape (4, 4) instead of "
+                                   "(2, 2, 4)"), (side, view["diagnosis"])
+
+
+def test_a_right_join_of_pieces_of_the_wrong_width_is_not_blamed(graded):
+    for side, view in views(graded, "wrapper-pieces-too-wide").items():
+        diagnosis = diagnosis_of(view)
+        assert "torch.cat(" not in diagnosis.get("origin_code", ""), (side, diagnosis)
+        assert not any("such pieces" in note for note in diagnosis.get("notes") or []), (side, diagnosis)

@@ -18,11 +18,11 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, single_return,
-                                        unused_values)
+from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
+                                        single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
-                                     whole_reduction)
+                                     whole_reduction, wrong_join, reordered)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
@@ -145,12 +145,17 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         if found is not None:
             localized.append((run, found, steps, reference_steps))
     if localized and not diagnosis.error:
-        _show_step(diagnosis, stem, localized, folder)
+        _show_step(diagnosis, stem, localized, folder, output_of(source.result(stem, None, localized[0][0].probe,
+                                                                                  localized[0][0].kwargs)))
         _passing_helper(diagnosis, stem, localized[0], runs, folder)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
+        if source is not None and not diagnosis.relation:
+            _reshaped_result(diagnosis, stem, source, [r for r in usable if r.failed])
         if diagnosis.concepts and source is not None:
             _number_line(diagnosis, stem, source, usable, folder)
+        if not diagnosis.where and source is not None:
+            _first_unknown_number(diagnosis, stem, source, usable, folder)
         if not diagnosis.where and folder is not None:  # a factory of one line: that line computes the result
             failed = [run for run in runs if run.failed]
             lines = {single_return(Path(folder) / f"{stem}.py", run.checked or "") for run in failed}
@@ -160,12 +165,16 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
                 diagnosis.where, diagnosis.code = f"{stem}.py, line {single[0]}", single[1]
                 diagnosis.stage = diagnosis.stage or "result"
                 diagnosis.checked = diagnosis.checked or (failed.checked if failed else "")
+    if folder is not None and (diagnosis.stage or diagnosis.error or diagnosis.concepts):  # a name read, misspelled
+        read = " ".join([diagnosis.checked, diagnosis.error, *diagnosis.concepts, *(r.checked for r in runs if r.failed),
+                         *(str((r.feedback or {}).get("checked", "")) for r in runs if r.failed)])
+        diagnosis.notes += [n for n in misspelled_names(Path(folder) / f"{stem}.py", read) if n not in diagnosis.notes]
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis
 
 
-def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None) -> None:
+def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None) -> None:
     """The first failed run's first differing step: its values, the student's line that computed
     it, where the first value the reference never computes was made, and a relation that holds at
     that step on every run that differs there."""
@@ -190,19 +199,84 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
     _unwritten(diagnosis, stem, found, all_steps, output, folder)
+    if (isinstance(output, torch.Tensor) and isinstance(expected_output, torch.Tensor)
+            and tuple(output.shape) != tuple(expected_output.shape)):  # a wrong shape: made by a join?
+        holding = [i for i, s in enumerate(all_steps) if tuple(s[1].shape) == tuple(output.shape)
+                   and catalog.same_tensor(s[1], output)]
+        shapes = {i: [s[0], tuple(s[1].shape), s[2], s[3]] for i, s in enumerate(all_steps)}
+        if holding and _joined_wrong(diagnosis, stem, shapes, holding[-1:], reference_steps,
+                                     tuple(expected_output.shape), folder):
+            diagnosis.inputs, diagnosis.made = [], []
+            if found.actual is None:  # the line shown came from the first shape the reference never makes
+                diagnosis.where, diagnosis.code = "", ""
     if folder is not None:  # a line the walk went through that drops what it computes (a new state)
         walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
         numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
                    if at.startswith(f"{stem}.py, line ") and at.split(", line ")[1].split(",")[0].split(" ")[0].isdigit()]
-        diagnosis.notes += unused_values(Path(folder) / f"{stem}.py", numbers)
+        dropped = unused_values(Path(folder) / f"{stem}.py", numbers)
+        if dropped and diagnosis.origin_kind == "combination":
+            # Values the reference computes, combined as it never does, in a loop whose passes all read
+            # the same value: the combination follows from the value never renewed, the note says where.
+            diagnosis.origin, diagnosis.origin_code, diagnosis.inputs = "", "", []
+        diagnosis.notes += dropped
     if is_weights(found.expected):
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
     # The same kind of relation on every run that differs (its number may depend on the probe's sizes).
     said = [relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized]
     kinds = {text.split(":")[-1] if "times" in text else text for text in said}
-    if said[0] and len(kinds) == 1 and all(place.stage == found.stage for _, place, _, _ in localized):
+    same_stage = all(place.stage == found.stage for _, place, _, _ in localized)
+    if said[0] and len(kinds) == 1 and same_stage:
         diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
+    elif same_stage and any("a constant factor" in text for text in said):
+        # Another kind said on some run (a factor of 1 there: "this step is missing") while a factor in
+        # the sizes still holds on every run: said in those sizes, never as one run's number.
+        by_sizes = _factor_said(next(t for t in said if "a constant factor" in t), localized)
+        diagnosis.relation = by_sizes if "A =" in by_sizes else ""
+
+
+def _joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, reference_steps: list, expected,
+                  folder: Path | None) -> bool:
+    """A ``torch.cat`` / ``torch.stack`` of the student's, on the way to what differs (``start``), that
+    makes a shape the reference never makes from pieces of the right shape (see
+    :func:`grader.diagnosis.origin.wrong_join`): shown as where the wrong shape is made, with a note
+    saying what it joins, and, for a wrong number of pieces made in a loop, that loop's line. True
+    when shown."""
+    if folder is None:
+        return False
+    join = wrong_join(steps, start, reference_steps, expected)
+    if join is None:
+        return False
+    at, code = line_at(steps[join.step][2], folder, stem)
+    if not at:
+        return False
+    number = int(at.split(", line ")[1].split(" ")[0])
+    diagnosis.origin, diagnosis.origin_code, diagnosis.origin_kind = (
+        f"{at} (a step of shape {join.shape}, which the reference never makes)", code, "shape")
+    what = "stacks" if steps[join.step][0] == "stack" else "joins"
+    pieces = f"{join.count} piece{'s' if join.count != 1 else ''} of shape {join.piece}"
+    if join.expected_dim != join.dim:
+        diagnosis.notes.append(
+            f"line {number} {what} {pieces} along dimension {join.dim}, giving shape {join.shape}; the reference "
+            f"{what} {join.count} pieces of this shape along dimension {join.expected_dim}, giving shape {join.expected}")
+        return True
+    note = (f"line {number} {what} {pieces} along dimension {join.dim}, giving shape {join.shape}; the reference's "
+            f"shape {join.expected} has {join.expected_count} such pieces along that dimension")
+    path = Path(folder) / f"{stem}.py"
+    join_loop = enclosing_loop(path, number)
+    loops = set()
+    for p in join.pieces:
+        where = steps[p][2]
+        if where[0] != f"{stem}.py":
+            continue
+        loop = next((found for n in where[1:3] if n and (found := enclosing_loop(path, n)) is not None), None)
+        loops.add(loop)
+    loop = loops.pop() if len(loops) == 1 else None
+    if loop is not None and loop != join_loop:
+        note += (f": the pieces are made in the loop at line {loop[0]} ({loop[1]}), which made {join.count} of them "
+                 f"where {join.expected_count} are needed")
+    diagnosis.notes.append(note)
+    return True
 
 
 def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None) -> None:
@@ -304,7 +378,8 @@ def _factor_said(said: str, localized: list) -> str:
     pair of sizes gives it on every run that differs (dividing by the square root of the number of
     tokens instead of d_k); as a number only when it is the same number on runs whose sizes differ
     (a true constant); else nothing (a number true of one input alone tempts a hard-coded constant)."""
-    factors = [factor_of(place.expected, place.actual) for _, place, _, _ in localized]
+    factors = [factor_of(place.expected, place.actual) or _one_ratio(place.expected, place.actual)
+               for _, place, _, _ in localized]
     if any(c is None for c in factors):
         return ""
     sizes = []
@@ -322,6 +397,19 @@ def _factor_said(said: str, localized: list) -> str:
     constant = all(abs(c - factors[0]) <= 1e-4 * max(1.0, abs(factors[0])) for c in factors)
     varied = len({tuple(sorted(s.items())) for s in sizes}) > 1
     return said if constant and varied else ""
+
+
+def _one_ratio(expected, yours) -> float | None:
+    """``yours / expected`` on a check too small for :func:`factor_of` (one entry, a single token):
+    no evidence of a factor by itself, but a factor in the sizes must hold there too."""
+    if not isinstance(yours, torch.Tensor) or yours.shape != expected.shape or yours.numel() > 2:
+        return None
+    e, y = expected.double().flatten(), yours.double().flatten()
+    if not (torch.isfinite(e).all() and torch.isfinite(y).all()) or not (e.abs() > 1e-3).all():
+        return None
+    ratios = y / e
+    c = float(ratios[0])
+    return c if bool(torch.isclose(ratios, torch.full_like(ratios, c), rtol=1e-4).all()) and abs(c - 1) >= 1e-3 else None
 
 
 def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error: dict, folder: Path | None) -> None:
@@ -349,6 +437,14 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             f"error is raised")
         if at and at != raised_at:
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+        return
+    # What the layer that raised is given in the reference (``out_proj input``): the shape it should get.
+    given = {tuple(s[1].shape) for s in reference_steps or [] for a in raised
+             if type(a) is str and a != OUTSIDE and s[0] == f"{a} input"}
+    expected = given.pop() if len(given) == 1 else None
+    if raised and _joined_wrong(diagnosis, stem, steps, raised, reference_steps or [], expected, folder):
+        if diagnosis.origin.split(" (")[0] == raised_at:
+            diagnosis.origin, diagnosis.origin_code = "", ""
         return
     for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [])):
         at, code = line_at(steps[departs][2], folder, stem)
@@ -505,6 +601,13 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         diagnosis.origin, diagnosis.origin_code = at, code
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
                                  else "combination" if origin.inputs_known else "inputs")
+    if steps[origin.step][0] in ("reshape", "view") and (moved := reordered(steps[origin.step][1], reference_steps)):
+        shape, order = moved
+        diagnosis.notes.append(
+            f"{at.split(', ')[-1]} gives shape {tuple(steps[origin.step][1].shape)} with the entries in the order they "
+            f"have in shape {shape} ({steps[origin.step][0]} never moves an entry to another dimension); the reference's "
+            f"tensor of shape {tuple(steps[origin.step][1].shape)} is the one of shape {shape} with its dimensions "
+            f"reordered: .permute{order}")
     if whole_reduction(steps, origin.step):
         parent = next(p for p in steps[origin.step][3] if type(p) is int)
         dims = reduced_along(reference_steps, steps[origin.step][0], steps[parent][1])
@@ -522,6 +625,12 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         line = f"{made.split(', ')[-1]}: {made_code}"
         if made and made != at and made_code and line not in diagnosis.inputs:
             diagnosis.inputs.append(line)
+        # A value made from the module's own tensors alone (self.mask sliced), which the reference never
+        # has: what the module keeps is where it differs; the lines that make that attribute are shown.
+        own = [p for p in steps[i][3] if type(p) is str and p != OUTSIDE]
+        if own and len(own) == len(steps[i][3]) and made and made_code and not diagnosis.made:
+            _uses_made(diagnosis, stem, made, made_code, computed_lines([step[2] for step in steps], stem), folder)
+            diagnosis.made = [line for line in diagnosis.made if line.split(":")[0].removeprefix("self.") in own]
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
 
 
@@ -589,6 +698,47 @@ def _number_line(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun], 
                     return
 
 
+def _first_unknown_number(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun], folder: Path | None) -> None:
+    """A computation without tensors (BLEU) whose mistake no catalog entry confirms: on the first
+    failing check that recorded numbers, the student's first line that assigns a number the
+    reference never computes on the same input (any of its numbers, in any order), shown as the line
+    where the first wrong number is computed; nothing when every number of theirs is one of the
+    reference's (the result alone differs)."""
+    if folder is None or not hasattr(source, "numbers"):
+        return
+    for run in (r for r in runs if r.failed):
+        mine = numbers_with_lines(run.student)
+        reference = source.numbers(stem, None, run.probe, run.kwargs) if mine else []
+        if not reference:
+            continue
+        # A name the reference assigns too (score, len_pred) is compared with that name's values alone
+        # (with its one value, where both assign it once); any other with all of the reference's numbers.
+        theirs = numbers_with_lines(source.result(stem, None, run.probe, run.kwargs))
+        named = {name: [n[1] for n in theirs if n[0] == name] for name in {n[0] for n in theirs}}
+
+        hit = next((n for n in mine if _unknown_number(n, mine, named, reference)), None)
+        if hit is None:
+            return
+        at, code = line_at(hit[2], folder, stem)
+        if at:
+            diagnosis.where, diagnosis.code = at, code
+            value = int(hit[1]) if float(hit[1]).is_integer() else round(hit[1], 4)
+            diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} = {value}, the first number of yours that the "
+                                   f"reference never computes on the same input (the first check that fails); every "
+                                   f"number your code assigns before it, the reference computes too")
+        return
+
+
+def _unknown_number(n: list, mine: list, named: dict, reference: list) -> bool:
+    """Whether the student's number ``n`` (``[name, value, where]``) is one the reference never computes:
+    against its one value where both assign that name once, against that name's values where the
+    reference assigns it, else against all of the reference's numbers."""
+    values = named.get(n[0])
+    if values and len(values) == 1 and sum(1 for m in mine if m[0] == n[0]) == 1:
+        return not _same_number(n[1], values[0])
+    return not any(_same_number(n[1], r) for r in (values or reference))
+
+
 def _same_number(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
@@ -602,6 +752,25 @@ def numbers_with_lines(value) -> list[list]:
     return [[n[0], float(n[1]), _where_of(n[2])] for n in found[:400]
             if isinstance(n, list) and len(n) == 3 and isinstance(n[0], str) and n[0].isidentifier()
             and type(n[1]) in (int, float)]
+
+
+def _reshaped_result(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun]) -> None:
+    """A result of another shape holding the expected values in the same order, on every failing
+    check whose result is a tensor: said with both shapes (the same numbers, not laid back into the
+    expected shape). Nothing when a check's result is another one."""
+    said = []
+    for run in runs:
+        yours, expected = output_of(run.student), output_of(source.result(stem, None, run.probe, run.kwargs))
+        if not (isinstance(yours, torch.Tensor) and isinstance(expected, torch.Tensor)):
+            continue
+        if (tuple(yours.shape) == tuple(expected.shape) or yours.numel() != expected.numel()
+                or not catalog.same_tensor(yours.reshape(expected.shape), expected)):
+            return
+        said.append((tuple(yours.shape), tuple(expected.shape)))
+    if said:
+        mine, wanted = said[0]
+        diagnosis.relation = (f"yours holds the expected values in the same order, in shape {mine} instead of "
+                              f"{wanted}: the result is not given the expected shape")
 
 
 def _result_differs(diagnosis: Diagnosis, runs: list[ProbeRun]) -> None:

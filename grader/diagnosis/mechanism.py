@@ -163,6 +163,23 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
             loop = min(loops, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
             names = [t.id for target in assign.targets for t in ast.walk(target)
                      if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store) and not t.id.startswith("_")]
+            # One of several values dropped on purpose (``out, _ = self.rnn(x, state)``) while what the
+            # line reads stays the same on every pass: said as such (the dropped one may be the new state).
+            dropped = [t.id for target in assign.targets if isinstance(target, ast.Tuple) for t in target.elts
+                       if isinstance(t, ast.Name) and t.id.startswith("_")]
+            if dropped:
+                stored = {t.id for n in ast.walk(loop) for t in ast.walk(n) if isinstance(t, ast.Name)
+                          and isinstance(t.ctx, ast.Store)}
+                if isinstance(loop, ast.For):
+                    stored |= {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
+                same = sorted({n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)
+                               and isinstance(n.ctx, ast.Load) and n.id not in stored and n.id != "self"
+                               and any(isinstance(a, ast.Name) and a.id == n.id and isinstance(a.ctx, ast.Store)
+                                       for a in ast.walk(function))})
+                if same:
+                    notes.append(f"line {line} drops one of the values its call returns (assigned to {dropped[0]}), and "
+                                 f"{', '.join(same)}, which this line reads, is never assigned again inside the loop "
+                                 f"(line {loop.lineno}), so every pass of the loop reads the same value")
             for name in names:
                 read = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
                         and isinstance(n.ctx, ast.Load) and (n.lineno > line or n.lineno >= loop.lineno)]
@@ -183,3 +200,37 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
                              f"(line {loop.lineno}), so every pass of the loop reads the same value")
                 notes.append(text)
     return notes[:3]
+
+
+def misspelled_names(path: Path, text: str) -> list[str]:
+    """For names that a failing check reads (``decoder.attention_weights`` in ``text``, its words as
+    the checks print them) that nothing in the student's file defines: the classes of theirs that
+    define one under a near name (a method, a property, or ``self.<name> = ...``), as notes with its
+    line. Getting a missing attribute finds nothing, whatever the probe then says."""
+    import re
+
+    tree = _tree(path)
+    if tree is None:
+        return []
+    members: dict[str, dict[str, int]] = {}  # class -> what it defines (a method, self.<name> = ...) -> line
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        own = members.setdefault(cls.name, {})
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not cls:
+                own.setdefault(node.name, node.lineno)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+                  and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                own.setdefault(node.attr, node.lineno)
+    # Names as code prints them: after a dot (decoder.attention_weights), or with an underscore inside.
+    found = re.findall(r"\.([A-Za-z_]\w{5,})\b", text or "") + re.findall(r"\b([A-Za-z]\w*_\w+)\b", text or "")
+    notes, read = [], dict.fromkeys(found)
+    for wanted in read:
+        for cls, own in members.items():
+            if wanted in own:
+                continue
+            for name, line in own.items():
+                # A leading underscore is the usual name of what a property returns, not a slip.
+                if _near(name, wanted) and name not in read and name.lstrip("_") != wanted.lstrip("_"):
+                    notes.append(f"line {line} defines {name}, not {wanted}: class {cls} has no {wanted}, which the "
+                                 f"check reads, so reading it finds nothing. Rename it {wanted}")
+    return notes[:2]

@@ -32,6 +32,9 @@ from grader.sandbox.trace import OUTSIDE
 LAYOUT = frozenset({"transpose", "permute", "t", "view", "reshape", "contiguous", "unsqueeze", "squeeze",
                     "flatten", "unflatten", "expand", "expand_as", "repeat", "movedim", "swapaxes", "mT", "T",
                     "__getitem__", "clone", "to", "float", "double"})
+# Steps that take a part of a tensor: a part that is one index of a dimension of a reference value
+# (one head) is known, whatever way the student took it.
+PARTS = frozenset({"__getitem__", "select", "narrow", "chunk", "split", "unbind", "tensor_split"})
 MAX_LINES = 5  # lines shown for how an attribute is made
 
 
@@ -62,6 +65,37 @@ class KnownValues:
                        for order in itertools.permutations(range(known.dim()))):
                     found.append(i)
         return found
+
+    def holds_part(self, value: torch.Tensor) -> bool:
+        """Whether ``value`` is one index of a dimension of one of the reference's values, with its
+        dimensions in any order (one head of the reference's ``(b, heads, n, d)``: a student's slice
+        of a value the reference computes, taken where the reference has a dimension of its own)."""
+        if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
+            return True
+        value, shape = value.detach().double(), tuple(value.shape)
+        for numel, known_values in self.by_size.items():
+            if numel <= value.numel() or numel % value.numel():
+                continue
+            for _, known in known_values:
+                if known.dim() != value.dim() + 1 or known.dim() > 4:
+                    continue
+                for order in itertools.permutations(range(known.dim())):
+                    moved = known.permute(order)
+                    for d in range(moved.dim()):
+                        if tuple(moved.shape[:d] + moved.shape[d + 1:]) == shape and any(
+                                same_tensor(value, moved.select(d, k)) for k in range(moved.shape[d])):
+                            return True
+        return False
+
+    def misplaced(self, value: torch.Tensor) -> bool:
+        """Whether ``value`` has the shape of one of the reference's values, but other values in it,
+        though the reference holds its numbers in this order under another shape (``reshape`` where
+        ``permute`` is meant: the right numbers, each at a wrong place of the right shape)."""
+        if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
+            return False
+        shape = tuple(value.shape)
+        same_shape = [known for _, known in self.by_size.get(value.numel(), ()) if tuple(known.shape) == shape]
+        return bool(same_shape) and not self.matching(value, exact=True) and bool(self.matching(value))
 
     def holds(self, value, layout: bool = False) -> bool:
         """Whether ``value`` is one of the reference's values (a scalar is never judged)."""
@@ -183,7 +217,11 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
             return True
         if whole_reduction(steps, i):  # one number from a whole tensor: judged like any value
             return bool(values.matching(steps[i][1]))
-        return values.holds(steps[i][1], layout=steps[i][0] in LAYOUT)
+        if steps[i][0] in LAYOUT and values.misplaced(steps[i][1]):
+            return False
+        if values.holds(steps[i][1], layout=steps[i][0] in LAYOUT):
+            return True
+        return steps[i][0].split("[")[0] in PARTS and values.holds_part(steps[i][1])
 
     root = first_unknown([start], parents_of, known)
     if root is None:
@@ -193,7 +231,9 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
     if same:
         return Origin(root, True, [], attributes=any(type(p) is str and p != OUTSIDE for p in parents_of(root)))
-    # What it was computed from, and the layout steps those came through (a permute before a view).
+    # What it was computed from, and the layout steps those came through (a permute before a view);
+    # a part (one head) of a reference value is not shown: the reference holds it too.
+    inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))]
     shown, frontier = [], list(reversed(inputs))
     while frontier and len(shown) < 8:
         i = frontier.pop()
@@ -428,3 +468,109 @@ def _is_self_attribute(target, name: str) -> bool:
         target = target.value
     return (isinstance(target, ast.Attribute) and target.attr == name and isinstance(target.value, ast.Name)
             and target.value.id == "self")
+
+
+# -- a join (torch.cat, torch.stack) that makes a wrong shape --------------------------------------------
+JOINS = {"cat": "cat", "concat": "cat", "concatenate": "cat", "stack": "stack"}
+
+
+@dataclass
+class Join:
+    """A student's ``torch.cat`` / ``torch.stack`` (step ``step``) whose shape the reference never
+    makes, proven from shapes alone: it joins ``count`` pieces of shape ``piece`` along ``dim`` into
+    ``shape``; the reference's ``expected`` shape holds ``expected_count`` such pieces along that
+    dimension (a piece missing or too many: ``expected_dim`` is ``dim``), or the reference joins pieces
+    of that very shape, as many, along ``expected_dim`` (another axis)."""
+
+    step: int
+    pieces: list[int]
+    piece: tuple
+    count: int
+    dim: int
+    shape: tuple
+    expected: tuple
+    expected_count: int
+    expected_dim: int
+
+
+def _join_dims(kind: str, shape: tuple, pieces: list[tuple]) -> list[int]:
+    """The dimensions along which ``pieces`` joined make ``shape`` (several: one piece, any of them)."""
+    if kind == "stack":
+        return [d for d in range(len(shape)) if shape[d] == len(pieces)
+                and all(shape[:d] + shape[d + 1:] == p for p in pieces)]
+    return [d for d in range(len(shape)) if all(len(p) == len(shape) and p[:d] + p[d + 1:] == shape[:d] + shape[d + 1:]
+                                                for p in pieces) and sum(p[d] for p in pieces) == shape[d]]
+
+
+def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple | None = None) -> Join | None:
+    """Walking back from ``start`` (indices of ``steps``: ``{index: [label, shape, where, parents]}``),
+    the first join whose shape neither the reference's steps nor ``expected`` (the shape it should
+    have: the output's, or what the layer it feeds is given in the reference) have, and whose pieces,
+    all of one shape, either the reference joins too, as many, along another dimension, or would fill
+    ``expected`` (differing from it along the joined dimension alone) if there were another number of
+    them. None when the shapes do not prove it."""
+    known = {tuple(s[1].shape) for s in reference_steps if isinstance(s[1], torch.Tensor)}
+    if expected is not None:
+        known.add(tuple(expected))
+    reference_joins = []  # (kind, piece shape, count, dim, shape) of the reference's own joins
+    for i, s in enumerate(reference_steps):
+        kind = JOINS.get(s[0])
+        parts = [p for p in (s[3] if len(s) > 3 else ()) if type(p) is int and 0 <= p < i]
+        if kind and parts and isinstance(s[1], torch.Tensor):
+            shapes = [tuple(reference_steps[p][1].shape) for p in parts]
+            dims = _join_dims(kind, tuple(s[1].shape), shapes)
+            if len(set(shapes)) == 1 and len(dims) == 1:
+                reference_joins.append((kind, shapes[0], len(parts), dims[0], tuple(s[1].shape)))
+    seen, frontier, found = set(), [i for i in start if type(i) is int], []
+    while frontier:
+        i = frontier.pop()
+        if i in seen or i not in steps:
+            continue
+        seen.add(i)
+        frontier.extend(p for p in steps[i][3] if type(p) is int and p < i)
+        if JOINS.get(steps[i][0]) and tuple(steps[i][1]) not in known:
+            found.append(i)
+    for i in sorted(found):
+        kind, shape = JOINS[steps[i][0]], tuple(steps[i][1])
+        pieces = [p for p in steps[i][3] if type(p) is int and p in steps]
+        shapes = [tuple(steps[p][1]) for p in pieces]
+        dims = _join_dims(kind, shape, shapes)
+        if not pieces or len(set(shapes)) != 1 or not dims:
+            continue
+        piece = shapes[0]
+        # The reference joins pieces of this shape, as many, along another dimension: another axis.
+        axes = {(d, s) for k, p, n, d, s in reference_joins if k == kind and p == piece and n == len(pieces)}
+        if len(dims) == 1 and len(axes) == 1 and next(iter(axes))[0] != dims[0]:
+            (d, s), = axes
+            return Join(i, pieces, piece, len(pieces), dims[0], shape, s, len(pieces), d)
+        # Another number of such pieces would make a shape the reference has: one piece missing, or more.
+        size = {d: 1 if kind == "stack" else piece[d] for d in dims}
+        # Only against the shape it should have (the output's, what the layer it feeds is given): any
+        # other shape of the reference's may differ from it along that dimension by chance.
+        counts = {(d, r) for r in ([expected] if expected is not None else []) for d in dims if len(r) == len(shape)
+                  and r != piece and r[d] != shape[d] and size[d] and r[d] % size[d] == 0
+                  and r[:d] + r[d + 1:] == shape[:d] + shape[d + 1:]}
+        if len(counts) == 1:
+            (d, r), = counts
+            return Join(i, pieces, piece, len(pieces), d, shape, r, r[d] // size[d], d)
+    return None
+
+
+def reordered(value: torch.Tensor, reference_steps: list) -> tuple | None:
+    """For a student's value of the shape of one of the reference's values but other values in it,
+    whose numbers in this very order the reference holds under another shape: that other shape and
+    the order of its dimensions (``permute(order)``) that gives the reference's value of this shape,
+    as ``(other shape, order)``; None unless exactly so."""
+    values = KnownValues(reference_steps)
+    if not values.misplaced(value):
+        return None
+    shape, flat = tuple(value.shape), value.detach().double()
+    targets = [known for _, known in values.by_size.get(value.numel(), ()) if tuple(known.shape) == shape]
+    for _, known in values.by_size.get(value.numel(), ()):
+        if tuple(known.shape) == shape or known.dim() > 4 or not same_tensor(flat.reshape(known.shape), known):
+            continue
+        for order in itertools.permutations(range(known.dim())):
+            moved = known.permute(order)
+            if tuple(moved.shape) == shape and any(same_tensor(moved, t) for t in targets):
+                return tuple(known.shape), order
+    return None

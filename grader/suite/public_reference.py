@@ -60,10 +60,10 @@ def same(actual, expected, *, what: str, grid: bool = False, atol: float = 1e-4)
         for key in expected:
             same(actual[key], expected[key], what=f"{what}, {key}", grid=grid, atol=atol)
     elif isinstance(expected, list):
+        got = f"{len(actual)} items" if isinstance(actual, list) else f"a {type(actual).__name__}"
         require(isinstance(actual, list) and len(actual) == len(expected),
-                f"{what}: expected {len(expected)} items, got "
-                f"{len(actual) if isinstance(actual, list) else 'a ' + type(actual).__name__}",
-                what=what, expected=f"{len(expected)} items")
+                f"{what}: expected {len(expected)} items, got {got.removesuffix(' items')}",
+                what=what, expected=f"{len(expected)} items", actual=got)
         for index, (mine, theirs) in enumerate(zip(actual, expected)):
             same(mine, theirs, what=f"{what} [{index}]", grid=grid, atol=atol)
     elif isinstance(expected, float) or isinstance(actual, float):

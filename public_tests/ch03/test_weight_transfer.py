@@ -43,4 +43,5 @@ def test_only_v1_changes(probed):
             hint="Leave sa_v2 as it is: only sa_v1 changes.")
     for name in NAMES:
         require(probed["v2_unchanged"][name] is True, f"the copy changed sa_v2.{name}.weight", what=what,
-                hint="Leave sa_v2 as it is: transpose a copy of its weight (weight.T), never the weight itself.")
+                hint=f"Leave sa_v2 as it is: the copy goes from sa_v2 into sa_v1 (sa_v1.{name}.data = "
+                     f"sa_v2.{name}.weight.T), never into sa_v2.")

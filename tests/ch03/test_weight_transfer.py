@@ -66,6 +66,15 @@ def copied(probed, transfer: Transfer, what: str) -> list:
     d_in, d_out = transfer.d_in, transfer.d_out
     require(isinstance(probed, dict) and isinstance(probed.get("v1_matrices"), dict)
             and isinstance(probed.get("v1_params"), dict), "no matrices of sa_v1 came back", what=what)
+    # sa_v2 changed by the copy first: what sa_v1 then holds follows from it (the same words as the public check).
+    after = probed.get("v2_weights") if isinstance(probed.get("v2_weights"), dict) else {}
+    for name in ORDER:
+        mine = after.get(name)
+        require(not (isinstance(mine, torch.Tensor) and mine.shape == transfer.v2_weights[name].shape
+                     and not torch.equal(mine.to(transfer.v2_weights[name].dtype), transfer.v2_weights[name])),
+                f"the copy changed sa_v2.{name}.weight", what=what,
+                hint=f"Leave sa_v2 as it is: the copy goes from sa_v2 into sa_v1 (sa_v1.{name}.data = "
+                     f"sa_v2.{name}.weight.T), never into sa_v2.")
     for name in ORDER:
         mine = probed["v1_matrices"].get(name)
         shape = list(mine.shape) if isinstance(mine, torch.Tensor) else None
