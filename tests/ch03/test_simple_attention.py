@@ -13,7 +13,7 @@ from textbook import (
 
 X = random_inputs(11, 5, 4)  # 5 tokens, 4-dimensional: not the book's sizes
 Q = random_inputs(12, 4)
-S = torch.randn(7, generator=torch.Generator().manual_seed(13))
+S_MIXED = 3 * random_inputs(14, 7) - 1  # two scores negative, the sum 4.66 (far from 0): not an L1 norm
 S2 = torch.randn(4, 3, generator=torch.Generator().manual_seed(14))
 W = torch.softmax(random_inputs(15, 5), dim=0)
 
@@ -27,8 +27,8 @@ CASES = [
                  marks=calls("attention_scores", X, Q), id="attention_scores_other_sizes"),
     pytest.param(NAIVE_WEIGHTS_2, "normalize_naive(scores)",
                  marks=calls("normalize_naive", SCORES_2), id="normalize_naive_textbook"),
-    pytest.param(ref.normalize_naive(S.abs()), "normalize_naive on 7 other scores",
-                 marks=calls("normalize_naive", S.abs()), id="normalize_naive_sums_to_one"),
+    pytest.param(ref.normalize_naive(S_MIXED), "normalize_naive on 7 other scores, two of them negative",
+                 marks=calls("normalize_naive", S_MIXED), id="normalize_naive_mixed_signs"),
     pytest.param(SOFTMAX_WEIGHTS_2, "softmax_naive(scores)",
                  marks=calls("softmax_naive", SCORES_2), id="softmax_naive_textbook"),
     pytest.param(ref.softmax_naive(S2), "softmax_naive on a (4, 3) tensor (normalise along dim 0)",
