@@ -99,6 +99,20 @@ def from_folder(folder: Path) -> list[dict]:
     return mistakes
 
 
+def from_patch(diff: Path, folder: Path) -> list[dict]:
+    """A kept corpus (``project_tests/fresh_mistakes/<date>.diff``: its patch against the solutions)
+    rebuilt in ``folder``, then read as :func:`from_folder` reads one."""
+    text = diff.read_text()
+    for line in text.splitlines():
+        if line.startswith("+++ b/"):
+            path = Path(line[len("+++ b/"):].split("\t")[0])
+            target = folder / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ROOT / "solutions" / path.parent.name / path.name, target)
+    subprocess.run(["patch", "-s", "-p1", "-d", str(folder)], input=text, text=True, check=True, timeout=120)
+    return from_folder(folder)
+
+
 def edited(m: dict) -> str:
     if "source" in m:
         return m["source"]

@@ -54,10 +54,12 @@ def test_textbook_row_1(probed, row_1, function):
 X_OTHER = random_inputs(41, 5, 4)
 S_OTHER = 3 * random_inputs(42, 5) - 1
 W_OTHER = torch.softmax(S_OTHER, dim=0)
+S_MIXED = 3 * random_inputs(45, 6) - 1  # two scores negative, the sum 4.01 (far from 0): not an L1 norm
 OTHER_CASES = [
     pytest.param("attention_scores(x, x[3]) for x of shape (5, 4)", marks=calls("attention_scores", X_OTHER, X_OTHER[3]),
                  id="attention_scores"),
-    pytest.param("normalize_naive(scores) for 5 scores", marks=calls("normalize_naive", S_OTHER), id="normalize_naive"),
+    pytest.param("normalize_naive(scores) for 6 scores, two of them negative", marks=calls("normalize_naive", S_MIXED),
+                 id="normalize_naive"),
     pytest.param("softmax_naive(x) for x of shape (5, 4) (a matrix)", marks=calls("softmax_naive", X_OTHER),
                  id="softmax_naive_matrix"),
     pytest.param("context_vector(x, weights) for x of shape (5, 4)", marks=calls("context_vector", X_OTHER, W_OTHER),
