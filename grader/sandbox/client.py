@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -102,6 +103,7 @@ class Sandbox:
 
         linux.set_dumpable(False)
         self.isolation: set[str] = set()
+        self._conn: tuple[int, socket.socket, object] | None = None  # (this process's pid, connection, stream)
         self._tmp = tempfile.TemporaryDirectory(prefix="grader-sandbox-")
         self.root = Path(self._tmp.name)
         self.root.chmod(0o711)  # workers may enter (to reach submissions), not list
@@ -147,27 +149,46 @@ class Sandbox:
         return self.log.read()[-2000:].decode("utf-8", "replace")
 
     def run(self, plan: dict, timeout: float) -> PlanResult:
-        """Run ``plan`` (see ``zygote.handle``) and return every probe's outcome."""
+        """Run ``plan`` (see ``zygote.run_plan``) and return every probe's outcome."""
         result = PlanResult()
-        conn = self._connect()
+        conn, stream = self._session()
         conn.settimeout(timeout)
-        with conn, conn.makefile("rwb") as stream:
+        try:
             stream.write(json.dumps(plan).encode() + b"\n")
             stream.flush()
             received = 0
-            try:
-                for line in stream:
-                    received += len(line)
-                    try:
-                        event = wire.parse_line(line)
-                        if type(event) is dict and event.get("event") == "done":
-                            return _complete(plan, result)
-                        self._take(event, result, line, too_much=received > MAX_PLAN_BYTES, folder=plan["sandbox_dir"])
-                    except (wire.WireError, KeyError, TypeError):
-                        continue  # a malformed line: its probes get no outcome, which _complete reports
-            except socket.timeout:
-                raise SandboxError(f"the sandbox did not answer within {timeout:g} s") from None
+            for line in stream:
+                received += len(line)
+                try:
+                    event = wire.parse_line(line)
+                    if type(event) is dict and event.get("event") == "done":
+                        return _complete(plan, result)  # the connection is kept for this process's next plan
+                    self._take(event, result, line, too_much=received > MAX_PLAN_BYTES, folder=plan["sandbox_dir"])
+                except (wire.WireError, KeyError, TypeError):
+                    continue  # a malformed line: its probes get no outcome, which _complete reports
+        except socket.timeout:
+            self._end_session()
+            raise SandboxError(f"the sandbox did not answer within {timeout:g} s") from None
+        except BaseException:
+            self._end_session()
+            raise
+        self._end_session()
         raise SandboxError(f"the sandbox stopped before finishing: {self.zygote_log()}")
+
+    def _session(self):
+        """This process's connection to the zygote and its stream: one handler serves a grading
+        process's plans one after another (a forked process opens its own)."""
+        if self._conn is None or self._conn[0] != os.getpid():
+            conn = self._connect()
+            self._conn = (os.getpid(), conn, conn.makefile("rwb"))
+        return self._conn[1], self._conn[2]
+
+    def _end_session(self) -> None:
+        if self._conn is not None and self._conn[0] == os.getpid():
+            with contextlib.suppress(OSError):
+                self._conn[2].close()
+            self._conn[1].close()
+        self._conn = None
 
     def _take(self, event: dict, result: PlanResult, line: bytes, *, too_much: bool, folder: str = "") -> None:
         """Record one event of the plan (an outcome, a module's output or its isolation), which
@@ -200,6 +221,7 @@ class Sandbox:
 
     def close(self) -> None:
         """Stop the zygote and everything it started; remove the temporary files."""
+        self._end_session()
         try:
             os.killpg(self.process.pid, 9)
         except ProcessLookupError:

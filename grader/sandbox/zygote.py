@@ -4,8 +4,8 @@ Started by ``client.Sandbox`` with ``python -I zygote.py SOCKET GRADER_PID [many
 environment of its own (every accelerator hidden, :mod:`grader.accelerators`: its warm-up's
 backward pass then starts no device threads, beside which its forked workers could not run
 backward), so it holds no secret, no expected value and no report path: a worker forked from it
-inherits nothing worth stealing. Each connection on SOCKET carries one plan (one
-submission); a forked handler waits for its turn (the workers of one plan at a time: :func:`turn`),
+inherits nothing worth stealing. Each connection on SOCKET carries the plans of one
+submission (its graded run, then its diagnosis's re-run), one at a time; a forked handler waits for its turn (the workers of one plan at a time: :func:`turn`),
 then runs that plan's modules in phases (:func:`phases`), ``workers`` at a time, and streams
 one JSON line per probe back. Each group of modules has a supervisor process that loads their
 probes and references, builds a ``confine.Box`` (namespaces, when :func:`confine.probe` found
@@ -107,14 +107,20 @@ def reap_handlers(*_) -> None:
 
 
 def handle(conn: socket.socket) -> None:
-    """Run one plan: read it, get its supervisors ready, wait for the sandbox's turn, run every
-    module, stream results, then say ``done``.
+    """Run the plans of one connection (one grading process: its graded run, then its diagnosis's
+    re-run), one after the other, until the client closes it (:func:`run_plan`)."""
+    stream = conn.makefile("rwb")
+    while line := stream.readline():
+        run_plan(json.loads(line), stream)
+
+
+def run_plan(plan: dict, stream) -> None:
+    """Run one plan: get its supervisors ready, wait for the sandbox's turn, run every module,
+    stream results, then say ``done``.
 
     Each supervisor loads its probes and references and builds its box (namespaces, root, init)
     while the plan still waits for its turn, so that the turn is spent running workers; no worker
     starts before the turn is this plan's (:func:`start_group`)."""
-    stream = conn.makefile("rwb")
-    plan = json.loads(stream.readline())
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
     ready = [[start_group(plan, group) for group in module_groups(phase, plan["limits"]["workers"])]
              for phase in phases(plan)]
