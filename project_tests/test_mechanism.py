@@ -125,6 +125,17 @@ CASES = [
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
      "new": "attn_weights = torch.softmax(attn_scores / num_tokens ** 0.5, dim=-1)"},
+    # A hand-written softmax that exponentiates the unmasked scores (shifted) and masks afterwards, a
+    # correct way, but sums the unmasked ones: the sum's line is blamed, never the exponential's.
+    {"id": "handwritten-denominator-unmasked", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "    X = sequence_mask(\n"
+            "        X.reshape(-1, shape[-1]), valid_lens, value=-1e6\n"
+            "    )  # (batch_size * num_queries, num_keys)\n"
+            "    return nn.functional.softmax(X.reshape(shape), dim=-1)",
+     "new": "    hidden = torch.arange(shape[-1])[None, :] >= valid_lens[:, None]\n"
+            "    powered = torch.exp(X - X.amax(dim=-1, keepdim=True))\n"
+            "    total = powered.sum(dim=-1, keepdim=True)\n"
+            "    return powered.masked_fill(hidden.reshape(shape), 0.0) / total"},
 ]
 SIDES = ("hidden", "public")
 
@@ -350,3 +361,11 @@ def test_a_right_join_of_pieces_of_the_wrong_width_is_not_blamed(graded):
         diagnosis = diagnosis_of(view)
         assert "torch.cat(" not in diagnosis.get("origin_code", ""), (side, diagnosis)
         assert not any("such pieces" in note for note in diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_step_of_another_correct_softmax_is_never_blamed_the_line_that_departs_is(graded):
+    for side, view in views(graded, "handwritten-denominator-unmasked").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
+        assert not any("torch.exp(" in code for code in shown), (side, diagnosis)
+        assert diagnosis.get("origin_code", "").startswith("total = powered.sum(dim=-1, keepdim=True)"), (side, diagnosis)
