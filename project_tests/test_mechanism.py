@@ -136,6 +136,16 @@ CASES = [
             "    powered = torch.exp(X - X.amax(dim=-1, keepdim=True))\n"
             "    total = powered.sum(dim=-1, keepdim=True)\n"
             "    return powered.masked_fill(hidden.reshape(shape), 0.0) / total"},
+    # BLEU's penalty written the other way round: the score line that follows is right; the penalty's is
+    # where the numbers part from the reference's (its own number may be one the reference has elsewhere).
+    {"id": "bleu-penalty-inverted", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "score = math.exp(min(0, 1 - len_label / len_pred))",
+     "new": "score = math.exp(min(0, len_label / len_pred - 1))"},
+    # The prediction's n-gram loop stops one short: the numbers part by another path (a loop run once
+    # less), so the correct score line after it is never shown as the mistake.
+    {"id": "bleu-prediction-loop-short", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "for i in range(len_pred - n + 1):",
+     "new": "for i in range(len_pred - n):"},
 ]
 SIDES = ("hidden", "public")
 
@@ -369,3 +379,14 @@ def test_a_step_of_another_correct_softmax_is_never_blamed_the_line_that_departs
         shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
         assert not any("torch.exp(" in code for code in shown), (side, diagnosis)
         assert diagnosis.get("origin_code", "").startswith("total = powered.sum(dim=-1, keepdim=True)"), (side, diagnosis)
+
+
+@pytest.mark.parametrize("case_id, line", [("bleu-penalty-inverted", "score = math.exp(min(0, len_label / len_pred - 1))"),
+                                           ("bleu-prediction-loop-short", None)])
+def test_a_bleu_line_is_shown_only_where_what_it_reads_agrees_and_its_own_number_differs(graded, case_id, line):
+    for side, view in views(graded, case_id).items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert not any(code.startswith("score *= math.pow(") for code in shown), (side, diagnosis)
+        if line is not None:
+            assert diagnosis.get("code", "").startswith(line), (side, diagnosis)
