@@ -146,6 +146,11 @@ CASES = [
     {"id": "bleu-prediction-loop-short", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "for i in range(len_pred - n + 1):",
      "new": "for i in range(len_pred - n):"},
+    # The output projection made and never applied: the helper's call gives the reference's merged
+    # heads, a right value, so the call is never said to be where it goes wrong.
+    {"id": "output-projection-unused", "assignment": "d2l_attention", "module": "multihead",
+     "old": "        return self.W_o(output_concat)  # (batch_size, num_queries, num_hiddens)",
+     "new": "        projected = self.W_o\n        return output_concat"},
 ]
 SIDES = ("hidden", "public")
 
@@ -390,3 +395,10 @@ def test_a_bleu_line_is_shown_only_where_what_it_reads_agrees_and_its_own_number
         assert not any(code.startswith("score *= math.pow(") for code in shown), (side, diagnosis)
         if line is not None:
             assert diagnosis.get("code", "").startswith(line), (side, diagnosis)
+
+
+def test_a_call_that_gives_a_value_the_reference_computes_is_never_said_to_be_where_it_goes_wrong(graded):
+    for side, view in views(graded, "output-projection-unused").items():
+        diagnosis = diagnosis_of(view)
+        assert "is where it goes wrong" not in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+        assert "this step is missing" in diagnosis.get("relation", ""), (side, diagnosis)
