@@ -265,7 +265,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     # What it was computed from, and the layout steps those came through (a permute before a view);
     # a part (one head) of a reference value is not shown: the reference holds it too.
     inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))
-              and not (steps[p][0] == "exp" and values.exp_of_scores(steps[p][1]))]
+              and not (steps[p][0] == "exp" and not values.holds(steps[p][1]) and values.exp_of_scores(steps[p][1]))]
     shown, frontier = [], list(reversed(inputs))
     while frontier and len(shown) < 8:
         i = frontier.pop()
