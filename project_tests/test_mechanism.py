@@ -125,6 +125,36 @@ CASES = [
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
      "new": "attn_weights = torch.softmax(attn_scores / num_tokens ** 0.5, dim=-1)"},
+    # A hand-written softmax that exponentiates the unmasked scores (shifted) and masks afterwards, a
+    # correct way, but sums the unmasked ones: the sum's line is blamed, never the exponential's.
+    {"id": "handwritten-denominator-unmasked", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "    X = sequence_mask(\n"
+            "        X.reshape(-1, shape[-1]), valid_lens, value=-1e6\n"
+            "    )  # (batch_size * num_queries, num_keys)\n"
+            "    return nn.functional.softmax(X.reshape(shape), dim=-1)",
+     "new": "    hidden = torch.arange(shape[-1])[None, :] >= valid_lens[:, None]\n"
+            "    powered = torch.exp(X - X.amax(dim=-1, keepdim=True))\n"
+            "    total = powered.sum(dim=-1, keepdim=True)\n"
+            "    return powered.masked_fill(hidden.reshape(shape), 0.0) / total"},
+    # BLEU's penalty written the other way round: the score line that follows is right; the penalty's is
+    # where the numbers part from the reference's (its own number may be one the reference has elsewhere).
+    {"id": "bleu-penalty-inverted", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "score = math.exp(min(0, 1 - len_label / len_pred))",
+     "new": "score = math.exp(min(0, len_label / len_pred - 1))"},
+    # The prediction's n-gram loop stops one short: the numbers part by another path (a loop run once
+    # less), so the correct score line after it is never shown as the mistake.
+    {"id": "bleu-prediction-loop-short", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "for i in range(len_pred - n + 1):",
+     "new": "for i in range(len_pred - n):"},
+    # The output projection made and never applied: the helper's call gives the reference's merged
+    # heads, a right value, so the call is never said to be where it goes wrong.
+    {"id": "output-projection-unused", "assignment": "d2l_attention", "module": "multihead",
+     "old": "        return self.W_o(output_concat)  # (batch_size, num_queries, num_hiddens)",
+     "new": "        projected = self.W_o\n        return output_concat"},
+    # Dropout on the keys (not on the weights): the public check's hint guesses the scores; the step
+    # that differs is the keys, said at the student's line on both sides, the hint's guess not shown.
+    {"id": "dropout-on-keys", "assignment": "ch03", "module": "causal",
+     "old": "keys = self.W_key(x)", "new": "keys = self.dropout(self.W_key(x))"},
 ]
 SIDES = ("hidden", "public")
 
@@ -350,3 +380,38 @@ def test_a_right_join_of_pieces_of_the_wrong_width_is_not_blamed(graded):
         diagnosis = diagnosis_of(view)
         assert "torch.cat(" not in diagnosis.get("origin_code", ""), (side, diagnosis)
         assert not any("such pieces" in note for note in diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_step_of_another_correct_softmax_is_never_blamed_the_line_that_departs_is(graded):
+    for side, view in views(graded, "handwritten-denominator-unmasked").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", ""), *(diagnosis.get("inputs") or [])]
+        assert not any("torch.exp(" in code for code in shown), (side, diagnosis)
+        assert diagnosis.get("origin_code", "").startswith("total = powered.sum(dim=-1, keepdim=True)"), (side, diagnosis)
+
+
+@pytest.mark.parametrize("case_id, line", [("bleu-penalty-inverted", "score = math.exp(min(0, len_label / len_pred - 1))"),
+                                           ("bleu-prediction-loop-short", None)])
+def test_a_bleu_line_is_shown_only_where_what_it_reads_agrees_and_its_own_number_differs(graded, case_id, line):
+    for side, view in views(graded, case_id).items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert not any(code.startswith("score *= math.pow(") for code in shown), (side, diagnosis)
+        if line is not None:
+            assert diagnosis.get("code", "").startswith(line), (side, diagnosis)
+
+
+def test_a_call_that_gives_a_value_the_reference_computes_is_never_said_to_be_where_it_goes_wrong(graded):
+    for side, view in views(graded, "output-projection-unused").items():
+        diagnosis = diagnosis_of(view)
+        assert "is where it goes wrong" not in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+        assert "this step is missing" in diagnosis.get("relation", ""), (side, diagnosis)
+
+
+def test_dropout_on_another_tensor_is_shown_at_its_line_on_both_sides_and_no_guess_is_named(graded):
+    for side, view in views(graded, "dropout-on-keys").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert any("keys = self.dropout(self.W_key(x))" in code for code in shown), (side, diagnosis)
+        assert not diagnosis.get("concepts"), (side, diagnosis)
+        assert all("before softmax" not in t["hint"] for t in view["failing"]), (side, view["failing"])

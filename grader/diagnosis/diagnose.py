@@ -21,7 +21,7 @@ from grader.diagnosis.explain import explain
 from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import (MAX_LINES, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
+from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, wrong_join, reordered)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
@@ -351,7 +351,7 @@ def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pr
     passing = {name for name, passed in checked.items() if passed}
     if not passing:
         return
-    _, _, steps, _ = first
+    _, _, steps, reference_steps = first
     for attribute in ("where", "origin"):
         shown = getattr(diagnosis, attribute)
         if not shown.startswith(f"{stem}.py, line "):
@@ -360,6 +360,11 @@ def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pr
         step = next((s for s in steps if s[2][0] == f"{stem}.py" and str(s[2][1]) == number and s[2][2]), None)
         helper = enclosing_function(path, int(number)) if number.isdigit() else ""
         if step is None or helper not in passing or enclosing_function(path, step[2][2]) in ("", helper):
+            continue
+        # A call whose result is one the reference computes is right: what follows it differs (a step
+        # missing after it), never the call.
+        made = [s for s in steps if s[2][0] == f"{stem}.py" and s[2][1:3] == step[2][1:3]][-1]  # what the call gives
+        if isinstance(made[1], torch.Tensor) and KnownValues(reference_steps).matching(made[1], exact=True):
             continue
         calling = step[2][2]
         setattr(diagnosis, attribute, f"{stem}.py, line {calling}")
@@ -690,6 +695,10 @@ def _number_line(diagnosis: Diagnosis, stem: str, source, runs: list[ProbeRun], 
             wrong = next((v for v in theirs if not any(_same_number(v, r) for r in reference)), None)
             hit = next((n for n in mine if wrong is not None and _same_number(n[1], wrong)), None)
             if hit is not None:
+                ours = numbers_with_lines(source.result(stem, None, run.probe, run.kwargs))
+                named = {n[0]: [m[1] for m in ours if m[0] == n[0]] for n in ours}
+                if _where_numbers_part(mine, ours, named, hit) != (hit, None):
+                    return  # the numbers part from the reference's before it: that line is not proven
                 diagnosis.where, diagnosis.code = line_at(hit[2], folder, stem)
                 if diagnosis.where:
                     _uses_made(diagnosis, stem, diagnosis.where, diagnosis.code, set(), folder)  # precision = ...
@@ -719,14 +728,49 @@ def _first_unknown_number(diagnosis: Diagnosis, stem: str, source, runs: list[Pr
         hit = next((n for n in mine if _unknown_number(n, mine, named, reference)), None)
         if hit is None:
             return
+        hit, expected = _where_numbers_part(mine, theirs, named, hit)
+        if hit is None:
+            return
         at, code = line_at(hit[2], folder, stem)
         if at:
             diagnosis.where, diagnosis.code = at, code
             value = int(hit[1]) if float(hit[1]).is_integer() else round(hit[1], 4)
-            diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} = {value}, the first number of yours that the "
-                                   f"reference never computes on the same input (the first check that fails); every "
-                                   f"number your code assigns before it, the reference computes too")
+            if expected is None:
+                diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} = {value}, the first number of yours that "
+                                       f"the reference never computes on the same input (the first check that fails); "
+                                       f"every number your code assigns before it, the reference computes too")
+            else:
+                wanted = int(expected) if float(expected).is_integer() else round(expected, 4)
+                diagnosis.notes.append(f"line {hit[2][1]} assigns {hit[0]} = {value} where the reference, at the same "
+                                       f"point on the same input (the first check that fails), has {hit[0]} = {wanted}; "
+                                       f"every number your code assigns before it is the reference's, in the same order")
         return
+
+
+def _where_numbers_part(mine: list, theirs: list, named: dict, hit: list) -> tuple[list | None, float | None]:
+    """A line is shown only when what it reads is the reference's: every number of a name both assign,
+    up to it, is the reference's, in the same order. Where the two first part before ``hit`` (the
+    student's number to show), the number where they part is shown instead if its statement assigns
+    the same name another number (what it reads agrees, its own result differs), with the reference's
+    number there; if they part by taking another path (a loop that runs once less), no line is proven
+    and none is shown: ``(None, None)``. Else ``(hit, None)``."""
+    shared = {n[0] for n in mine} & set(named)
+    ours = [n for n in mine if n[0] in shared]
+    refs = [n for n in theirs if n[0] in shared]
+    part = next((k for k, (a, b) in enumerate(zip(ours, refs)) if a[0] != b[0] or not _same_number(a[1], b[1])), None)
+    if part is None or mine.index(ours[part]) > mine.index(hit):
+        return hit, None
+    # The same statement on both sides: the lines paired by the numbers that agree before it.
+    paired = {}
+    for a, b in zip(ours[:part], refs[:part]):
+        paired.setdefault(("mine", a[2][1]), b[2][1])
+        paired.setdefault(("theirs", b[2][1]), a[2][1])
+    a, b = ours[part], refs[part]
+    same_statement = (paired.get(("mine", a[2][1]), b[2][1]) == b[2][1]
+                      and paired.get(("theirs", b[2][1]), a[2][1]) == a[2][1])
+    if a[0] != b[0] or not same_statement:  # another path (a loop run another number of times)
+        return None, None
+    return (hit, None) if a is hit else (a, b[1])
 
 
 def _unknown_number(n: list, mine: list, named: dict, reference: list) -> bool:

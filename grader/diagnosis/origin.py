@@ -97,6 +97,35 @@ class KnownValues:
         same_shape = [known for _, known in self.by_size.get(value.numel(), ()) if tuple(known.shape) == shape]
         return bool(same_shape) and not self.matching(value, exact=True) and bool(self.matching(value))
 
+    def exp_of_scores(self, value: torch.Tensor) -> bool:
+        """Whether ``value`` is the exponential of one of the reference's softmax inputs on every entry
+        that softmax input does not mask (below -1e4), up to a number per row along the softmax's
+        dimension: a hand-written softmax that exponentiates the scores and masks afterwards (``e *
+        keep``), or shifts them first, computes it; a step of another correct way, never a mistake."""
+        if not isinstance(value, torch.Tensor) or not value.is_floating_point() or value.numel() <= 1:
+            return False
+        value = value.detach().double()
+        for i, step in enumerate(self.steps):
+            if step[0] not in ("softmax input", "_softmax input") or i + 1 >= len(self.steps):
+                continue
+            given, weights = step[1].detach().double(), self.steps[i + 1][1]
+            if given.numel() != value.numel() or tuple(weights.shape) != tuple(given.shape):
+                continue
+            mine = value.reshape(given.shape)
+            kept = torch.isfinite(given) & (given > -1e4)
+            if not kept.any() or not bool((mine[kept] > 0).all()):
+                continue
+            for d in range(given.dim()):
+                if not same_tensor(torch.softmax(given, dim=d), weights.double()):
+                    continue
+                shift = torch.where(kept, torch.log(mine.clamp_min(1e-300)) - given, torch.nan)
+                low = torch.where(kept, shift, torch.inf).amin(dim=d, keepdim=True)
+                high = torch.where(kept, shift, -torch.inf).amax(dim=d, keepdim=True)
+                rows = kept.any(dim=d, keepdim=True)
+                if bool(((high - low).abs()[rows] <= 1e-4).all()):
+                    return True
+        return False
+
     def holds(self, value, layout: bool = False) -> bool:
         """Whether ``value`` is one of the reference's values (a scalar is never judged)."""
         if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
@@ -221,6 +250,8 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
             return False
         if values.holds(steps[i][1], layout=steps[i][0] in LAYOUT):
             return True
+        if steps[i][0] == "exp" and values.exp_of_scores(steps[i][1]):  # another correct softmax
+            return True
         return steps[i][0].split("[")[0] in PARTS and values.holds_part(steps[i][1])
 
     root = first_unknown([start], parents_of, known)
@@ -233,7 +264,8 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
         return Origin(root, True, [], attributes=any(type(p) is str and p != OUTSIDE for p in parents_of(root)))
     # What it was computed from, and the layout steps those came through (a permute before a view);
     # a part (one head) of a reference value is not shown: the reference holds it too.
-    inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))]
+    inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))
+              and not (steps[p][0] == "exp" and not values.holds(steps[p][1]) and values.exp_of_scores(steps[p][1]))]
     shown, frontier = [], list(reversed(inputs))
     while frontier and len(shown) < 8:
         i = frontier.pop()

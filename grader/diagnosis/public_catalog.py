@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from grader.diagnosis import catalog
-from grader.sandbox import wire
+from grader.sandbox import trace, wire
 
 
 class _Concept:
@@ -87,10 +87,26 @@ def _strip_steps(value, keep: bool = False):
     diagnosis looks for the student's steps among them, and walks back through their parents."""
     if isinstance(value, dict) and "$traced" in value:
         steps = [[s[0], s[1], ["", 0, 0], s[3] if len(s) > 3 else []] for s in value["steps"]] if keep else []
-        if keep and value.get("numbers"):  # a computation without tensors: its numbers, without names or lines
-            return {"$traced": value["$traced"], "steps": steps, "numbers": [["", n, ["", 0, 0]] for n in catalog.numbers_of(value)]}
+        if keep and value.get("numbers"):  # a computation without tensors: its numbers, with their names, and for
+            # a line only which statement made each (numbered in the order they first appear): whether two
+            # numbers come from the same statement, never where it is.
+            return {"$traced": value["$traced"], "steps": steps, "numbers": _numbers_without_lines(value["numbers"])}
         return {"$traced": value["$traced"], "steps": steps}
     return value
+
+
+def _numbers_without_lines(numbers: list) -> list:
+    """``[name, number, where]`` as ``[name, number, ["", k, 0]]``, k the order in which its statement
+    first made a number (a name that is not one is left out, as its number)."""
+    statements: dict = {}
+    found = []
+    for n in numbers[:trace.MAX_NUMBERS]:
+        if not (isinstance(n, list) and len(n) >= 2 and type(n[1]) in (int, float)):
+            continue
+        where = repr(n[2]) if len(n) > 2 else ""
+        k = statements.setdefault(where, len(statements) + 1)
+        found.append([n[0] if isinstance(n[0], str) else "", n[1], ["", k, 0]])
+    return found
 
 
 def public_probes(suite: Path) -> list[tuple[str, str, dict]]:
