@@ -151,10 +151,6 @@ CASES = [
     {"id": "output-projection-unused", "assignment": "d2l_attention", "module": "multihead",
      "old": "        return self.W_o(output_concat)  # (batch_size, num_queries, num_hiddens)",
      "new": "        projected = self.W_o\n        return output_concat"},
-    # Dropout on the keys (not on the weights): the public check's hint guesses the scores; the step
-    # that differs is the keys, said at the student's line on both sides, the hint's guess not shown.
-    {"id": "dropout-on-keys", "assignment": "ch03", "module": "causal",
-     "old": "keys = self.W_key(x)", "new": "keys = self.dropout(self.W_key(x))"},
 ]
 SIDES = ("hidden", "public")
 
@@ -406,12 +402,3 @@ def test_a_call_that_gives_a_value_the_reference_computes_is_never_said_to_be_wh
         diagnosis = diagnosis_of(view)
         assert "is where it goes wrong" not in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
         assert "this step is missing" in diagnosis.get("relation", ""), (side, diagnosis)
-
-
-def test_dropout_on_another_tensor_is_shown_at_its_line_on_both_sides_and_no_guess_is_named(graded):
-    for side, view in views(graded, "dropout-on-keys").items():
-        diagnosis = diagnosis_of(view)
-        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
-        assert any("keys = self.dropout(self.W_key(x))" in code for code in shown), (side, diagnosis)
-        assert not diagnosis.get("concepts"), (side, diagnosis)
-        assert all("before softmax" not in t["hint"] for t in view["failing"]), (side, view["failing"])
