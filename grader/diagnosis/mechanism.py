@@ -168,14 +168,7 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
             dropped = [t.id for target in assign.targets if isinstance(target, ast.Tuple) for t in target.elts
                        if isinstance(t, ast.Name) and t.id.startswith("_")]
             if dropped:
-                stored = {t.id for n in ast.walk(loop) for t in ast.walk(n) if isinstance(t, ast.Name)
-                          and isinstance(t.ctx, ast.Store)}
-                if isinstance(loop, ast.For):
-                    stored |= {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
-                same = sorted({n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)
-                               and isinstance(n.ctx, ast.Load) and n.id not in stored and n.id != "self"
-                               and any(isinstance(a, ast.Name) and a.id == n.id and isinstance(a.ctx, ast.Store)
-                                       for a in ast.walk(function))})
+                same = unchanged_in_loop(assign, loop, function)
                 if same:
                     notes.append(f"line {line} drops one of the values its call returns (assigned to {dropped[0]}), and "
                                  f"{', '.join(same)}, which this line reads, is never assigned again inside the loop "
@@ -185,14 +178,7 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
                         and isinstance(n.ctx, ast.Load) and (n.lineno > line or n.lineno >= loop.lineno)]
                 if read:
                     continue
-                stored = {t.id for n in ast.walk(loop) for t in ast.walk(n) if isinstance(t, ast.Name)
-                          and isinstance(t.ctx, ast.Store)}
-                if isinstance(loop, ast.For):
-                    stored |= {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
-                same = sorted({n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)
-                               and isinstance(n.ctx, ast.Load) and n.id not in stored and n.id != "self"
-                               and any(isinstance(a, ast.Name) and a.id == n.id and isinstance(a.ctx, ast.Store)
-                                       for a in ast.walk(function))})
+                same = unchanged_in_loop(assign, loop, function)
                 text = (f"line {line} assigns {name}, and nothing in {function.name} reads it afterwards: the value "
                         "it names is computed and never used")
                 if same:
@@ -234,3 +220,15 @@ def misspelled_names(path: Path, text: str) -> list[str]:
                     notes.append(f"line {line} defines {name}, not {wanted}: class {cls} has no {wanted}, which the "
                                  f"check reads, so reading it finds nothing. Rename it {wanted}")
     return notes[:2]
+
+
+def unchanged_in_loop(assign: ast.Assign, loop: ast.For | ast.While, function) -> list[str]:
+    """The names ``assign``'s value reads that ``function`` assigns somewhere but ``loop`` never does
+    (nor its target): every pass of the loop reads the same value of them."""
+    stored = {t.id for n in ast.walk(loop) for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    if isinstance(loop, ast.For):
+        stored |= {t.id for t in ast.walk(loop.target) if isinstance(t, ast.Name)}
+    return sorted({n.id for n in ast.walk(assign.value) if isinstance(n, ast.Name)
+                   and isinstance(n.ctx, ast.Load) and n.id not in stored and n.id != "self"
+                   and any(isinstance(a, ast.Name) and a.id == n.id and isinstance(a.ctx, ast.Store)
+                           for a in ast.walk(function))})
