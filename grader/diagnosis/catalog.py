@@ -379,11 +379,11 @@ def confirmed(source, stem: str, probes: list[tuple[str, dict, object]]) -> list
     every result of ``stem`` that differs from the reference's. One mistake per footprint (two of
     one concept that give the same results are one story, told once)."""
     found: list[tuple[frozenset, str, str]] = []
-    keys = [probe_key(probe, _jsonable(kwargs)) for probe, kwargs, _ in probes]
     deviating = {index for index, (probe, kwargs, student) in enumerate(probes)
                  if not agree(unwrap(student), unwrap(source.result(stem, None, probe, kwargs)))}
     if not deviating:
         return []
+    keys = [probe_key(probe, _jsonable(kwargs)) for probe, kwargs, _ in probes]
     deviating -= {index for index, (_, kwargs, _) in enumerate(probes) if is_random(kwargs)}  # style may explain these
     for name, mistake in source.concepts(stem):
         footprint, ok = set(), True

@@ -232,8 +232,11 @@ class GradingPlugin:
         excinfo = call.excinfo
         if call.when != "call" or excinfo is None or excinfo.errisinstance((pytest.skip.Exception, BaseExceptionGroup)):
             return None
-        return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed",
-                                 f"{excinfo.typename}: {str(excinfo.value)[:1000]}", call.when,
+        try:
+            said = f"{excinfo.typename}: {str(excinfo.value)[:1000]}"
+        except Exception:  # noqa: BLE001 - an exception whose message cannot be made: its type is enough here
+            said = excinfo.typename
+        return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", said, call.when,
                                  [(f"Captured {key} {when}", text) for when, key, text in item._report_sections],
                                  call.duration, call.start, call.stop, user_properties=item.user_properties)
 
