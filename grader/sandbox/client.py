@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,7 +104,8 @@ class Sandbox:
 
         linux.set_dumpable(False)
         self.isolation: set[str] = set()
-        self._conn: tuple[int, socket.socket, object] | None = None  # (this process's pid, connection, stream)
+        # Per thread (``grade`` checks the sandbox in a thread beside its own): (pid, connection, stream).
+        self._local = threading.local()
         self._tmp = tempfile.TemporaryDirectory(prefix="grader-sandbox-")
         self.root = Path(self._tmp.name)
         self.root.chmod(0o711)  # workers may enter (to reach submissions), not list
@@ -176,19 +178,22 @@ class Sandbox:
         raise SandboxError(f"the sandbox stopped before finishing: {self.zygote_log()}")
 
     def _session(self):
-        """This process's connection to the zygote and its stream: one handler serves a grading
-        process's plans one after another (a forked process opens its own)."""
-        if self._conn is None or self._conn[0] != os.getpid():
+        """This thread's connection to the zygote and its stream: one handler serves a grading
+        process's plans one after another. A forked process, and another thread, open their own:
+        a shared one would hand a thread the other's answers."""
+        session = getattr(self._local, "session", None)
+        if session is None or session[0] != os.getpid():
             conn = self._connect()
-            self._conn = (os.getpid(), conn, conn.makefile("rwb"))
-        return self._conn[1], self._conn[2]
+            session = self._local.session = (os.getpid(), conn, conn.makefile("rwb"))
+        return session[1], session[2]
 
     def _end_session(self) -> None:
-        if self._conn is not None and self._conn[0] == os.getpid():
+        session = getattr(self._local, "session", None)
+        if session is not None and session[0] == os.getpid():
             with contextlib.suppress(OSError):
-                self._conn[2].close()
-            self._conn[1].close()
-        self._conn = None
+                session[2].close()
+            session[1].close()
+        self._local.session = None
 
     def _take(self, event: dict, result: PlanResult, line: bytes, *, too_much: bool, folder: str = "") -> None:
         """Record one event of the plan (an outcome, a module's output or its isolation), which
