@@ -159,6 +159,10 @@ def test_dropout_with_another_rate_names_it_only_when_one_factor_explains_every_
                                   "but dropout=0.3 was passed")
     found = failure(check, dropped(WEIGHTS, 2.0, noise=0.05))  # one weight off: no single factor
     assert "rate" not in found.message and "neither 0 nor scaled" in found.message
+    # Weights neither 0 nor scaled show only that dropout acted on a tensor they are computed from
+    # (the scores, or the input x as well): the hint says so, and names no one of them as the cause.
+    assert "this check cannot tell which" in found.feedback.hint and "self.dropout(attn_weights)" in found.feedback.hint
+    assert "dropout on the scores before softmax leaves" not in found.feedback.hint
 
 
 # -- structure the public checks now test as the hidden grade does ---------------------------------------

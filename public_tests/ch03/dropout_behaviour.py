@@ -7,6 +7,13 @@ from grader.suite.comparisons import close
 from grader.suite.comparisons import require as _require
 
 
+DROPOUT_ELSEWHERE = ("Dropout belongs on the attention weights only, after softmax (attn_weights = "
+                     "self.dropout(attn_weights)), then multiply by the values. Weights that are neither 0 nor scaled "
+                     "by 1 / (1 - p) show that dropout (or something else random) acted on a tensor they are computed "
+                     "from (the input, the queries or keys, or the scores before softmax); this check cannot tell which: "
+                     "look at every self.dropout call in your forward.")
+
+
 def require(condition, message, *, what, hint=""):
     """``require`` whose message starts with what was run (the table shows only the message)."""
     _require(condition, f"{what}: {message}", what=what, hint=hint)
@@ -36,8 +43,6 @@ def check_dropout(probed, expected_eval, *, n, p, pairs, what):
             hint="Use the dropout rate the constructor is given: self.dropout = nn.Dropout(dropout).")
     # No single rate explains what was kept (that is said above): dropout acted on another tensor.
     require(bool((kept | dropped).all()), f"in training mode some weights are neither 0 nor scaled by 1 / (1 - {p})",
-            what=what, hint="Apply self.dropout to the attention weights after softmax (attn_weights = "
-                            "self.dropout(attn_weights)), then multiply by the values: dropout on the scores before "
-                            "softmax leaves weights that are neither 0 nor scaled by 1 / (1 - p).")
+            what=what, hint=DROPOUT_ELSEWHERE)
     require(bool((dropped & visible).any()) and bool((kept & visible).any()),
             "in training mode dropout should drop some weights and keep others", what=what)

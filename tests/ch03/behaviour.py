@@ -74,9 +74,11 @@ def reference_gradients(module, x) -> dict:
     return {name: p.grad.detach().clone() for name, p in module.named_parameters()}
 
 
-DROPOUT_ELSEWHERE = ("Apply self.dropout to the attention weights after softmax (attn_weights = "
-                     "self.dropout(attn_weights)), then multiply by the values: dropout on the scores before softmax "
-                     "leaves weights that are neither 0 nor scaled by 1 / (1 - p).")
+DROPOUT_ELSEWHERE = ("Dropout belongs on the attention weights only, after softmax (attn_weights = "
+                     "self.dropout(attn_weights)), then multiply by the values. Weights that are neither 0 nor scaled "
+                     "by 1 / (1 - p) show that dropout (or something else random) acted on a tensor they are computed "
+                     "from (the input, the queries or keys, or the scores before softmax); this check cannot tell which: "
+                     "look at every self.dropout call in your forward.")
 
 
 def check_dropout(probed, *, n, p, blocks, what, expected_eval):
