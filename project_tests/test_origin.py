@@ -210,3 +210,39 @@ def test_a_tensor_of_zeros_written_into_row_by_row_is_not_taken_for_the_mistake(
                                  "    return out\n")
     found = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
     assert found is None or found[0] != 14  # never line 14: out = torch.zeros(...)
+
+
+MASKING = """import torch
+
+def causal_weights(x, wq, wk):
+    scores = (x @ wq) @ (x @ wk).T
+    future = torch.triu(torch.ones(x.shape[0], x.shape[0], dtype=torch.bool), diagonal=1)
+    scores = scores.masked_fill(future, -torch.inf)
+    return torch.softmax(scores, dim=-1)
+"""
+
+
+def test_a_result_computed_and_dropped_is_found_where_the_reference_goes_on_with_it(tmp_path):
+    from grader.diagnosis.origin import discarded
+
+    args = torch.rand(3, 4, 4).unbind()
+    (tmp_path / "ref").mkdir()
+    expected, reference = run(tmp_path / "ref", MASKING, "causal_weights", *args)
+    # The masked scores computed, and dropped: the softmax reads the scores as they were.
+    mistaken = MASKING.replace("    scores = scores.masked_fill(", "    scores.masked_fill(")
+    out, steps = run(tmp_path, mistaken, "causal_weights", *args)
+    start = max(i for i, s in enumerate(steps) if s[1].shape == out.shape and torch.equal(s[1], out))
+    found = value_origin(steps, start, reference, [expected])
+    assert steps[found.step][2][1] == 7  # the softmax: the first value the reference never computes
+    assert [steps[j][2][1] for j in discarded(steps, found.step, reference, out)] == [6]
+    # Kept, under another name the softmax never reads: still computed and never used.
+    kept_aside = MASKING.replace("    scores = scores.masked_fill(", "    masked = scores.masked_fill(")
+    out, steps = run(tmp_path, kept_aside, "causal_weights", *args)
+    found = value_origin(steps, len(steps) - 1, reference, [expected])
+    assert [steps[j][2][1] for j in discarded(steps, found.step, reference, out)] == [6]
+    # A value the reference never goes on with (a mask of its own, then not used) is not said to be dropped.
+    unused_other = MASKING.replace("    return", "    scores.masked_fill(future, 0.0)\n    return")
+    unused_other = unused_other.replace("    scores = scores.masked_fill(future, -torch.inf)\n", "")
+    out, steps = run(tmp_path, unused_other, "causal_weights", *args)
+    found = value_origin(steps, len(steps) - 1, reference, [expected])
+    assert discarded(steps, found.step, reference, out) == []

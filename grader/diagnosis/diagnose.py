@@ -21,7 +21,7 @@ from grader.diagnosis.explain import explain
 from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, called_on, made_at, reduced_along, shape_origin, statement_at, value_origin,
+from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, called_on, discarded, made_at, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, wrong_join, reordered)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
@@ -602,6 +602,16 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
     at, code = line_at(steps[origin.step][2], folder, stem)
     if not at:
         return
+    for j in discarded(steps, origin.step, reference_steps, output):  # a result computed and dropped on the way
+        dropped_at, dropped_code = line_at(steps[j][2], folder, stem)
+        if dropped_at and dropped_at != at:
+            shown = dropped_code.strip().replace("( ", "(").replace(" )", ")")
+            note = (f"{dropped_at.split(', ')[-1]} ({shown}) computes a value and nothing of yours uses "
+                    f"its result: it is computed and never used, while the reference goes on with that value; "
+                    f"{at.split(', ')[-1]} reads what it was computed from, unchanged")
+            if note not in diagnosis.notes:
+                diagnosis.notes.append(note)
+            break
     if at != diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = at, code
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
