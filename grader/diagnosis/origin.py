@@ -278,7 +278,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
 
 def discarded(steps: list, root: int, reference_steps: list, output=None) -> list[int]:
     """The student's steps computed before ``root`` (where a walk stopped) from a value ``root``
-    reads too, that nothing of theirs uses afterwards (no later step is computed from them, and they
+    reads too (the same step, or one holding the same value), that nothing of theirs uses afterwards (no later step is computed from them, and they
     are not the output), while each holds exactly a value the reference computes and goes on with (a
     later step of the reference is computed from it): a result computed and dropped
     (``scores.masked_fill(...)`` with nothing to keep what it returns), where the reference keeps it."""
@@ -288,13 +288,18 @@ def discarded(steps: list, root: int, reference_steps: list, output=None) -> lis
         return {p for p in (steps[i][3] if len(steps[i]) > 3 else ()) if type(p) is int and 0 <= p < i}
 
     used = set().union(*(parents_of(k) for k in range(len(steps)))) if steps else set()
-    read = parents_of(root)
+    read = [steps[p][1] for p in parents_of(root)]
+
+    def reads_the_same(j: int) -> bool:  # computed from a value that ``root`` reads (the step itself, or its equal)
+        return any(tuple(steps[q][1].shape) == tuple(value.shape) and same_tensor(steps[q][1], value)
+                   for q in parents_of(j) for value in read)
+
     used_by_reference = set().union(*(values.feeds(q) for q in range(len(values.steps)))) if values.steps else set()
     found = []
     for j in range(root):
         value = steps[j][1]
         if (j in used or not value.is_floating_point() or value.numel() <= 1 or steps[j][0] in LAYOUT
-                or not parents_of(j) & read):
+                or not reads_the_same(j)):
             continue
         if isinstance(output, torch.Tensor) and tuple(output.shape) == tuple(value.shape) and same_tensor(output, value):
             continue
