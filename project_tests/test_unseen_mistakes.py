@@ -93,3 +93,46 @@ def test_every_kept_fresh_mistake_loses_points_without_a_grader_error_or_two_sto
     mistakes, graded = kept
     assert len(mistakes) >= 40  # the corpus was rebuilt, not lost
     assert problems(mistakes, graded[where]) == ([], [], [])
+
+
+# Mistakes written here, one per family the 2026-11-28 measure found told otherwise on one side, or
+# vaguely on both: what each side prints now.
+WRITTEN_HERE = [
+    {"id": "mha-masked-fill-out-of-place", "assignment": "ch03", "module": "mha",
+     "old": "attn_scores.masked_fill_(mask_bool, -torch.inf)", "new": "attn_scores.masked_fill(mask_bool, -torch.inf)",
+     "why": "masked_fill returns a new tensor; the scores are left unmasked", "line_hint": "masked_fill(mask_bool"},
+    {"id": "causal-dropout-on-queries-too", "assignment": "ch03", "module": "causal",
+     "old": "queries = self.W_query(x)  # (b, num_tokens, d_out)",
+     "new": "queries = self.dropout(self.W_query(x))  # (b, num_tokens, d_out)",
+     "why": "dropout belongs on the attention weights only", "line_hint": "self.dropout(self.W_query(x))"},
+    {"id": "multihead-keys-and-values-swapped", "assignment": "d2l_attention", "module": "multihead",
+     "old": "output = self.attention(queries, keys, values, valid_lens)",
+     "new": "output = self.attention(queries, values, keys, valid_lens)",
+     "why": "keys and values go to the attention in this order", "line_hint": "self.attention(queries, values, keys"},
+]
+
+
+@pytest.fixture(scope="module")
+def written_here(tmp_path_factory):
+    graded = graded_as_students(WRITTEN_HERE, tmp_path_factory, "written-here")
+    return {m["id"]: {"hidden": unseen.hidden_text(graded["hidden"][m["id"]], m["module"]),
+                      "public": " ".join(unseen.public_text(graded["public"][m["id"]], m["module"]).replace("│", " ").split())}
+            for m in WRITTEN_HERE}
+
+
+@pytest.mark.parametrize("where", ["hidden", "public"])
+def test_a_result_computed_and_dropped_is_shown_at_its_line_on_both_sides(written_here, where):
+    text = " ".join(written_here["mha-masked-fill-out-of-place"][where].split())
+    assert "(attn_scores.masked_fill(mask_bool, -torch.inf)) computes a value and nothing of yours uses its result" in text
+
+
+def test_the_public_dropout_hint_names_no_tensor_it_cannot_tell_from_the_others(written_here):
+    text = written_here["causal-dropout-on-queries-too"]["public"]
+    assert "this check cannot tell which" in text and "dropout on the scores before softmax leaves" not in text
+
+
+@pytest.mark.parametrize("where", ["hidden", "public"])
+def test_a_value_first_made_in_a_helper_module_of_theirs_is_shown_at_the_line_that_calls_it(written_here, where):
+    # The scores are first wrong inside their own scoring.py (a helper module, which passes its own checks).
+    text = " ".join(written_here["multihead-keys-and-values-swapped"][where].split())
+    assert "multihead.py, line 150: output = self.attention(queries, values, keys, valid_lens)" in text

@@ -600,6 +600,8 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
         return
     at, code = line_at(steps[origin.step][2], folder, stem)
+    if not at:  # made in a helper module of theirs: the line of this module whose call made it
+        at, code = line_at(steps[_entered_at(steps, origin.step, stem)][2], folder, stem)
     if not at:
         return
     for j in discarded(steps, origin.step, reference_steps, output):  # a result computed and dropped on the way
@@ -647,6 +649,21 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             _uses_made(diagnosis, stem, made, made_code, computed_lines([step[2] for step in steps], stem), folder)
             diagnosis.made = [line for line in diagnosis.made if line.split(":")[0].removeprefix("self.") in own]
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
+
+
+def _entered_at(steps: list, i: int, stem: str) -> int:
+    """The first step after ``i`` made at a line of ``stem``.py and computed from step ``i`` (through
+    steps of other files): the line of the diagnosed module whose call into a helper module of the
+    student's (their own ``scoring.py``) made what step ``i`` made there; ``i`` when there is none."""
+    inside = {i}
+    for k in range(i + 1, len(steps)):
+        parents = {p for p in (steps[k][3] if len(steps[k]) > 3 else ()) if type(p) is int}
+        if not parents & inside:
+            continue
+        if steps[k][2][0] == f"{stem}.py":
+            return k
+        inside.add(k)
+    return i
 
 
 def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list | None, reference_steps: list, output,
