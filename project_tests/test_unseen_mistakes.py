@@ -109,6 +109,10 @@ WRITTEN_HERE = [
      "old": "output = self.attention(queries, keys, values, valid_lens)",
      "new": "output = self.attention(queries, values, keys, valid_lens)",
      "why": "keys and values go to the attention in this order", "line_hint": "self.attention(queries, values, keys"},
+    {"id": "mha-ex32-one-head-of-two", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
+     "new": "return MultiHeadAttentionWrapper(d_in, 2, context_length, dropout, num_heads=1)",
+     "why": "two heads of one feature each, not one head of two", "line_hint": "d_in, 2, context_length, dropout, num_heads=1"},
 ]
 
 
@@ -136,3 +140,11 @@ def test_a_value_first_made_in_a_helper_module_of_theirs_is_shown_at_the_line_th
     # The scores are first wrong inside their own scoring.py (a helper module, which passes its own checks).
     text = " ".join(written_here["multihead-keys-and-values-swapped"][where].split())
     assert "multihead.py, line 150: output = self.attention(queries, values, keys, valid_lens)" in text
+
+
+@pytest.mark.parametrize("where", ["hidden", "public"])
+def test_a_value_made_from_a_helper_modules_own_weights_is_not_blamed_on_the_line_that_calls_it(written_here, where):
+    # One head of d_out=2: the heads (their causal.py) are built otherwise, their forward is called
+    # rightly; the wrapper's correct torch.cat line is not where anything went wrong.
+    text = " ".join(written_here["mha-ex32-one-head-of-two"][where].split())
+    assert "line 85" not in text and "torch.cat([head(x)" not in text

@@ -600,7 +600,9 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
         return
     at, code = line_at(steps[origin.step][2], folder, stem)
-    if not at:  # made in a helper module of theirs: the line of this module whose call made it
+    own = [p for p in steps[origin.step][3] if type(p) is str and p != OUTSIDE] if len(steps[origin.step]) > 3 else []
+    if not at and not own:  # made in a helper module of theirs from what this module's call passed it alone (not
+        # from the helper's own weights, which its construction may have sized otherwise): that call's line
         at, code = line_at(steps[_entered_at(steps, origin.step, stem)][2], folder, stem)
     if not at:
         return
