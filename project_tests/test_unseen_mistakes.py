@@ -80,6 +80,9 @@ def test_most_mistakes_get_their_concept_or_their_line(graded, where):
 # The fresh corpora, kept after their measure (docs/feedback-measures.md) as patches against the
 # solutions: training sets now, held to what a test can hold without a reader.
 KEPT = sorted((ROOT / "project_tests" / "fresh_mistakes").glob("*.diff"))
+# Written as mistakes, but what the contract allows: a table kept as an nn.Parameter computes the same
+# values (test_agreement.py's pe-table-parameter keeps full marks on both sides, as issue 34 asked).
+CORRECT_UNDER_THE_CONTRACT = {"55-d2l_attention-positional_encoding-P-as-parameter"}
 
 
 @pytest.fixture(scope="module", params=KEPT, ids=lambda diff: diff.stem)
@@ -92,7 +95,7 @@ def kept(request, tmp_path_factory):
 def test_every_kept_fresh_mistake_loses_points_without_a_grader_error_or_two_stories(kept, where):
     mistakes, graded = kept
     assert len(mistakes) >= 40  # the corpus was rebuilt, not lost
-    assert problems(mistakes, graded[where]) == ([], [], [])
+    assert problems(mistakes, graded[where], excused=CORRECT_UNDER_THE_CONTRACT) == ([], [], [])
 
 
 # Mistakes written here, one per family the 2026-11-28 measure found told otherwise on one side, or

@@ -1,5 +1,5 @@
 """Public tests for Bahdanau attention: the book's shapes, the attention weights per step, BLEU, the
-decoder's parameters.
+decoder's parameters and its GRU's dropout.
 
 Here the decoder runs on YOUR AdditiveAttention from scoring.py; on GitHub it is graded
 with the reference one, so a mistake in scoring.py costs points only once.
@@ -138,3 +138,12 @@ def test_decoder_parameters(probed, reference):
                  "input is the context and the embedded token, concatenated.")
     require_same_names(shapes, reference, what)
     same(probed, reference, what=what)
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("gru_dropout", args=[10, 8, 16, 2, 0.3])
+def test_decoder_gru_dropout(probed):
+    require(probed == 0.3, f"the GRU's dropout is {probed!r}, expected 0.3", what="Seq2SeqAttentionDecoder(10, 8, 16, 2, "
+            "dropout=0.3): the dropout of its GRU, self.rnn (between its two layers)", expected="0.3", actual=repr(probed),
+            hint="rnn = nn.GRU(embed_size + num_hiddens, num_hiddens, num_layers, dropout=dropout): the constructor's "
+                 "dropout goes to the GRU too.")

@@ -60,3 +60,10 @@ def parameters(student, args):
     module = probing.build(student, "Seq2SeqAttentionDecoder", *args, seed=0, train=False)
     with probing.student_code():
         return [[str(name)[:80], [int(n) for n in p.shape]] for name, p in module.named_parameters()]
+
+
+def gru_dropout(student, args):
+    """The dropout rate of ``Seq2SeqAttentionDecoder(*args).rnn`` (its GRU), or None."""
+    module = probing.build(student, "Seq2SeqAttentionDecoder", *args, seed=0, train=False)
+    rate = probing.attribute(module, "rnn.dropout")
+    return float(rate) if type(rate) in (int, float) else None
