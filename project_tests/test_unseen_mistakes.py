@@ -116,6 +116,22 @@ WRITTEN_HERE = [
      "old": "return MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
      "new": "return MultiHeadAttentionWrapper(d_in, 2, context_length, dropout, num_heads=1)",
      "why": "two heads of one feature each, not one head of two", "line_hint": "d_in, 2, context_length, dropout, num_heads=1"},
+    {"id": "causal-mask-assigned-transposed", "assignment": "ch03", "module": "causal",
+     "old": "        attn_scores.masked_fill_(\n            self.mask.bool()[:num_tokens, :num_tokens], -torch.inf\n        )\n",
+     "new": "        hidden = self.mask.bool()[:num_tokens, :num_tokens].mT\n        attn_scores.masked_fill_(hidden, -torch.inf)\n",
+     "why": "the mask transposed hides the past", "line_hint": "hidden = self.mask.bool()"},
+    {"id": "mha-mask-read-transposed", "assignment": "ch03", "module": "mha",
+     "old": "attn_scores.masked_fill_(mask_bool, -torch.inf)", "new": "attn_scores.masked_fill_(mask_bool.T, -torch.inf)",
+     "why": "the mask transposed hides the past", "line_hint": "masked_fill_(mask_bool.T"},
+    {"id": "causal-fused-call-unscaled", "assignment": "ch03", "module": "causal",
+     "old": "        attn_scores = queries @ keys.transpose(1, 2)  # (b, num_tokens, num_tokens)\n"
+            "        attn_scores.masked_fill_(\n            self.mask.bool()[:num_tokens, :num_tokens], -torch.inf\n        )\n"
+            "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        attn_weights = self.dropout(attn_weights)\n"
+            "        context_vec = attn_weights @ values  # (b, num_tokens, d_out)\n",
+     "new": "        context_vec = torch.nn.functional.scaled_dot_product_attention(\n"
+            "            queries, keys, values, is_causal=True, scale=1.0\n        )  # (b, num_tokens, d_out)\n",
+     "why": "the scores are not scaled by the square root of the key size", "line_hint": "scale=1.0"},
 ]
 
 
@@ -131,6 +147,32 @@ def written_here(tmp_path_factory):
 def test_a_result_computed_and_dropped_is_shown_at_its_line_on_both_sides(written_here, where):
     text = " ".join(written_here["mha-masked-fill-out-of-place"][where].split())
     assert "(attn_scores.masked_fill(mask_bool, -torch.inf)) computes a value and nothing of yours uses its result" in text
+
+
+@pytest.mark.parametrize("where", ["hidden", "public"])
+def test_a_mask_assigned_transposed_is_the_first_wrong_line_not_the_correct_line_using_it(written_here, where):
+    # The trace follows .mT through as the same value: the masked_fill_ line looked computed from the
+    # reference's mask; the transposed mask, which the reference never computes, is made on line 178.
+    text = " ".join(written_here["causal-mask-assigned-transposed"][where].replace("\\_", "_").split())
+    assert "never computes: causal.py, line 178: hidden = self.mask.bool()[:num_tokens, :num_tokens].mT" in text
+    assert "line 178 transposes (.mT) a value the reference computes" in text
+    assert "line 179" not in text and "the tensors it is computed from match" not in text
+
+
+@pytest.mark.parametrize("where", ["hidden", "public"])
+def test_a_mask_read_transposed_on_the_line_claims_nothing_of_its_inputs(written_here, where):
+    text = " ".join(written_here["mha-mask-read-transposed"][where].replace("\\_", "_").split())
+    assert "never computes: mha.py, line 180: attn_scores.masked_fill_(mask_bool.T, -torch.inf)" in text
+    assert "the tensors it is computed from match" not in text
+
+
+@pytest.mark.parametrize("where", ["hidden", "public"])
+def test_a_fused_call_is_not_said_to_differ_at_a_stage_it_never_computes_on_its_own(written_here, where):
+    # scaled_dot_product_attention stands for the scores, the weights and the context vectors: no step
+    # of theirs has the scores' shape, so the first stage named is the one the fused call returns.
+    text = " ".join(written_here["causal-fused-call-unscaled"][where].replace("\\_", "_").split())
+    assert "the attention scores (queries times keys transposed)" not in text
+    assert "the context vectors (attention weights times values)" in text
 
 
 def test_the_public_dropout_hint_names_no_tensor_it_cannot_tell_from_the_others(written_here):

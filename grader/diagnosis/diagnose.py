@@ -22,7 +22,7 @@ from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, miss
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, called_on, discarded, made_at, reduced_along, shape_origin, statement_at, value_origin,
-                                     whole_reduction, wrong_join, reordered)
+                                     whole_reduction, transposed_at, Origin, wrong_join, reordered)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
@@ -599,7 +599,11 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
     if origin is None:
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
         return
+    origin, transposed = _through_transposes(origin, steps, reference_steps, folder, stem)
     at, code = line_at(steps[origin.step][2], folder, stem)
+    if transposed and at:
+        diagnosis.notes.append(f"{at.split(', ')[-1]} transposes ({transposed}) a value the reference computes; the "
+                               f"reference never computes it transposed")
     own = [p for p in steps[origin.step][3] if type(p) is str and p != OUTSIDE] if len(steps[origin.step]) > 3 else []
     if not at and not own:  # made in a helper module of theirs from what this module's call passed it alone (not
         # from the helper's own weights, which its construction may have sized otherwise): that call's line
@@ -651,6 +655,39 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             _uses_made(diagnosis, stem, made, made_code, computed_lines([step[2] for step in steps], stem), folder)
             diagnosis.made = [line for line in diagnosis.made if line.split(":")[0].removeprefix("self.") in own]
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
+
+
+def _through_transposes(origin, steps: list, reference_steps: list, folder: Path | None, stem: str):
+    """The walk's origin, checked against what the trace cannot see: it follows ``.T`` (``.mT``, ``.H``,
+    ``.mH``) through as the same value, so a step assigned as ``mask = expr.T`` holds ``expr``'s value,
+    and a line reading ``x.T`` is recorded as computed from ``x``. Where the walk's claim that a line is
+    computed from the reference's values rests on such a value, and its transpose is none of the
+    reference's values: a parent assigned transposed on a line of its own is where the first wrong
+    value is made (that line, and ``.T`` named); a transpose read on the origin's own line leaves the
+    line, but not the claim about its inputs. With what was transposed (``".T"``), else ""."""
+    if folder is None or not origin.same_inputs:
+        return origin, ""
+    path, values = Path(folder) / f"{stem}.py", KnownValues(reference_steps)
+
+    def flipped_unknown(p: int) -> bool:
+        value = steps[p][1]
+        if value.dim() < 2 or value.numel() <= 1:
+            return False
+        flips = [value.mT] + ([value.permute(*reversed(range(value.dim())))] if value.dim() > 2 else [])
+        return all(not (tuple(t.shape) == tuple(value.shape) and catalog.same_tensor(t, value))
+                   and not values.matching(t, exact=True) for t in flips)
+
+    step = steps[origin.step]
+    parents = sorted({p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < origin.step})
+    for p in parents:
+        where = steps[p][2]
+        attribute = transposed_at(path, where[1])[0] if where[0] == f"{stem}.py" and where[1] else ""
+        if attribute and where[1] != step[2][1] and flipped_unknown(p):
+            return Origin(p, False, [], inputs_known=False), f".{attribute}"
+    if (step[2][0] == f"{stem}.py" and step[2][1] and transposed_at(path, step[2][1])[1]
+            and any(flipped_unknown(p) for p in parents)):
+        return Origin(origin.step, False, [], inputs_known=False), ""
+    return origin, ""
 
 
 def _entered_at(steps: list, i: int, stem: str) -> int:

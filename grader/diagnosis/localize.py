@@ -116,10 +116,21 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         theirs.append(("output", student_output))
     found = stages(reference_steps, reference_output)
     after = -1  # the student's step where the last matched stage was made
+    shapes = {tuple(t.shape) for _, t in theirs}
+    kinds = {_kind(label) for label, _ in theirs}
     for k, stage in enumerate(found):
         matched = [i for i, (_, t) in enumerate(theirs) if _matches(stage, t)]
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
+            continue
+        # No step of theirs has this stage's shape, nor is of its kind (one fused call,
+        # scaled_dot_product_attention, stands for the scores, the weights and more): the stage is not a
+        # step of theirs to name as differing; the first later stage they do compute, and that differs,
+        # is named instead (if there is one). A step of its kind in another shape (queries of the wrong
+        # size) is theirs: that stage is named.
+        if tuple(stage.value.shape) not in shapes and _kind(stage.label) not in kinds and any(
+                tuple(later.value.shape) in shapes and not any(_matches(later, t) for _, t in theirs)
+                for later in found[k + 1:]):
             continue
         place = Localization(stage.name, stage.value, None,
                              before=found[k - 1].value if k else None,

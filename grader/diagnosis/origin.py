@@ -391,6 +391,35 @@ def _tree(path: Path):
         return None, None
 
 
+TRANSPOSING = frozenset({"T", "mT", "H", "mH"})  # read as attributes: the trace follows them through, unrecorded
+
+
+def _statement_node(path: Path, line: int):
+    """The smallest simple statement of ``path`` holding ``line`` (None if there is none)."""
+    _, tree = _tree(path)
+    best = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if (isinstance(node, ast.stmt) and not hasattr(node, "body") and node.lineno <= line <= (node.end_lineno or node.lineno)
+                and (best is None or (node.end_lineno - node.lineno) < (best.end_lineno - best.lineno))):
+            best = node
+    return best
+
+
+def transposed_at(path: Path, line: int) -> tuple[str, bool]:
+    """For the statement of ``path`` at ``line``: the transposing attribute that the value it assigns
+    is, as a whole (``m = expr.T``: "T"; ``.mT``, ``.H``, ``.mH``), else "", and whether it reads one anywhere.
+    The trace follows such attributes through as the same value (:mod:`grader.sandbox.trace`): a step
+    recorded there holds the value before it was transposed."""
+    node = _statement_node(path, line)
+    if node is None:
+        return "", False
+    value = getattr(node, "value", None)
+    whole = (value.attr if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(value, ast.Attribute)
+             and value.attr in TRANSPOSING else "")
+    anywhere = any(isinstance(n, ast.Attribute) and n.attr in TRANSPOSING for n in ast.walk(node))
+    return whole, anywhere
+
+
 def statement_at(path: Path, line: int) -> str:
     """The simple statement of ``path`` that holds ``line``, on one line (a call written over three
     lines is shown whole); the line alone when it is not inside one (at most 200 characters)."""
