@@ -31,6 +31,9 @@ class Feedback(Comparison):
 
     # What to do about it, or the likely concept behind the failure.
     hint: str = ""
+    # The hint follows from an exact relation the check verified (dropout on in eval mode: every
+    # weight is 0 or scaled by 1 / (1 - p)): it stays beside the module's diagnosis.
+    proven: bool = False
 
 
 @dataclass

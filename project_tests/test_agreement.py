@@ -33,6 +33,14 @@ CASES = [
     {"id": "causal-dropout-on-scores", "assignment": "ch03", "module": "causal",
      "old": "        attn_scores.masked_fill_(",
      "new": "        attn_scores = self.dropout(attn_scores)\n        attn_scores.masked_fill_("},
+    {"id": "mha-sdpa-dropout-in-eval", "assignment": "ch03", "module": "mha",
+     "old": "        attn_scores = queries @ keys.transpose(2, 3)  # (b, num_heads, num_tokens, num_tokens)\n",
+     "new": "        context_vec = torch.nn.functional.scaled_dot_product_attention(\n"
+            "            queries, keys, values, dropout_p=self.dropout.p, is_causal=True).transpose(1, 2)\n"
+            "        return self.out_proj(context_vec.contiguous().view(b, num_tokens, self.d_out))\n"
+            "        attn_scores = queries @ keys.transpose(2, 3)  # (b, num_heads, num_tokens, num_tokens)\n"},
+    {"id": "s2s-weights-kept-across-calls", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "outputs, self._attention_weights = [], []", "new": "outputs = []"},
     # Blind spots of the public check: inputs the books' code handles that only the hidden suite tried.
     {"id": "mh-valid-lens-none-unguarded", "assignment": "d2l_attention", "module": "multihead",
      "old": "        if valid_lens is not None:\n            valid_lens = torch.repeat_interleave(\n"
@@ -75,6 +83,8 @@ def test_a_correct_alternative_keeps_full_marks_on_both_sides(graded, case_id):
     ("pe-added-in-place", "changed the X it was given"),
     ("ex32-efficient-class", "expected a MultiHeadAttentionWrapper with 2 heads, got a MultiHeadAttention"),
     ("causal-dropout-on-scores", "self.dropout to the attention weights"),
+    ("mha-sdpa-dropout-in-eval", "Dropout stays on in eval mode: apply dropout only while training"),
+    ("s2s-weights-kept-across-calls", "the list of the last forward call, not of every call so far"),
     ("ms-minus-inf", "not -inf: a row of valid length 0"),
     ("mh-valid-lens-none-unguarded", "TypeError: repeat_interleave()"),
     ("s2s-query-second-layer", "IndexError: index 1 is out of bounds"),

@@ -86,14 +86,16 @@ def visibly_wrong_weights(weights: torch.Tensor, causal: bool) -> bool:
     return not torch.allclose(sums, torch.ones_like(sums), atol=1e-4)
 
 
-def require(condition: bool, message: str, *, what: str, hint: str = "", expected: str = "", actual: str = "") -> None:
+def require(condition: bool, message: str, *, what: str, hint: str = "", expected: str = "", actual: str = "",
+            proven: bool = False) -> None:
     """Fail with feedback unless ``condition`` holds (for checks that are not tensor comparisons).
 
     ``hint`` says what was observed and how to fix it (the mask is a plain attribute, ...);
-    never a guess from a value.
+    never a guess from a value. ``proven``: the condition is an exact relation that names the
+    concept by itself, so the hint stays beside the module's diagnosis.
     """
     if not condition:
-        raise Mismatch(message, Feedback(checked=what, hint=hint, expected=expected, actual=actual))
+        raise Mismatch(message, Feedback(checked=what, hint=hint, expected=expected, actual=actual, proven=proven))
 
 
 def graph_cut(gradients, expected: dict, missing) -> bool:

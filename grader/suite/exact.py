@@ -53,6 +53,18 @@ def dropout_factor(weights: torch.Tensor, after: torch.Tensor, p: float) -> floa
     return factor if bool((scaled | zero).all()) else None
 
 
+def is_dropout_of(actual, expected: torch.Tensor, p: float) -> bool:
+    """Whether ``actual`` is ``expected`` after dropout of rate ``p``: not equal to it, every value 0
+    or scaled by exactly 1 / (1 - p), and some dropped (an exact relation: nothing but dropout does this)."""
+    if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape or not actual.is_floating_point():
+        return False
+    mine, theirs = actual.detach().double(), expected.detach().double()
+    if torch.allclose(mine, theirs, atol=1e-5):
+        return False
+    zero, scaled = mine.abs() < 1e-6, (mine - theirs / (1 - p)).abs() < 1e-4
+    return bool((zero | scaled).all()) and bool((zero & (theirs.abs() > 1e-6)).any())
+
+
 def require_same_names(shapes: dict, reference: list, what: str) -> None:
     """The parameters' names are the reference's (``reference``: ``[name, shape]`` pairs): else say
     which are missing and which are not expected."""

@@ -269,13 +269,15 @@ class GradingPlugin:
         """Never two stories: where a module's diagnosis tells one (a confirmed concept, the first
         differing step at the student's line, an error explained), the hints of its checks of the
         recorded computation (traced probes: what a check of values guesses about the cause) are
-        not shown beside it. Hints of checks of structure state what was observed and stay."""
+        not shown beside it. Hints of checks of structure, and hints a check proves by an exact
+        relation, state what was observed and stay."""
         told = {stem for stem, found in self.diagnoses.items()
                 if found.concepts or found.error or (found.stage and found.stage != "result")}
         for test in json_report.get("tests", []):
             call = self.calls.get(test["nodeid"])
             feedback = ((test.get("metadata") or {}).get("grading") or {}).get("feedback")
-            if call is None or call[0] not in told or not isinstance(feedback, dict) or not feedback.get("hint"):
+            if (call is None or call[0] not in told or not isinstance(feedback, dict) or not feedback.get("hint")
+                    or feedback.get("proven")):
                 continue
             outcome = self.result.outcomes.get(test["nodeid"])
             value = outcome.value if outcome is not None and outcome.outcome == "ok" else None

@@ -2,11 +2,14 @@
 
 import torch
 
-from grader.suite.exact import dropout_factor
+from grader.suite.exact import dropout_factor, is_dropout_of
 from grader.suite.comparisons import close
 from grader.suite.comparisons import require as _require
 
 
+DROPOUT_IN_EVAL = ("Dropout stays on in eval mode: apply dropout only while training, through the nn.Dropout "
+                   "module self.dropout (model.eval() switches it off); F.dropout(..., training=True) or a fixed "
+                   "dropout_p is on in eval mode too.")
 DROPOUT_ELSEWHERE = ("Dropout belongs on the attention weights only, after softmax (attn_weights = "
                      "self.dropout(attn_weights)), then multiply by the values. Weights that are neither 0 nor scaled "
                      "by 1 / (1 - p) show that dropout (or something else random) acted on a tensor they are computed "
@@ -14,9 +17,9 @@ DROPOUT_ELSEWHERE = ("Dropout belongs on the attention weights only, after softm
                      "look at every self.dropout call in your forward.")
 
 
-def require(condition, message, *, what, hint=""):
+def require(condition, message, *, what, hint="", proven=False):
     """``require`` whose message starts with what was run (the table shows only the message)."""
-    _require(condition, f"{what}: {message}", what=what, hint=hint)
+    _require(condition, f"{what}: {message}", what=what, hint=hint, proven=proven)
 
 
 def check_dropout(probed, expected_eval, *, n, p, pairs, what):
@@ -25,6 +28,10 @@ def check_dropout(probed, expected_eval, *, n, p, pairs, what):
     the copies (``pairs`` of block indices that show the same weights) were dropped alike (dropout acted on the weights), and some were dropped, some kept."""
     evaluated, trained = (probed.get("eval"), probed.get("train")) if isinstance(probed, dict) else (None, None)
     require(isinstance(evaluated, torch.Tensor) and isinstance(trained, torch.Tensor), "no outputs to check", what=what)
+    still_on = is_dropout_of(evaluated, expected_eval, p)
+    require(not still_on, "in eval mode some weights are 0 and the others scaled by 1 / (1 - p): dropout stays on",
+            what=what + ", in eval mode (the attention weights themselves)", hint=DROPOUT_IN_EVAL,
+            proven=True)
     close(evaluated, expected_eval, what=what + ", in eval mode (the attention weights themselves)")
     require(evaluated.shape == trained.shape and evaluated.dim() == 3 and evaluated.shape[-1] % n == 0,
             f"the output in training mode has shape {tuple(trained.shape)}", what=what)
@@ -32,7 +39,8 @@ def check_dropout(probed, expected_eval, *, n, p, pairs, what):
     for first, second in pairs:
         require(torch.allclose(dropped_out[first], dropped_out[second], atol=1e-5),
                 "in training mode the copies of the weights differ: dropout did not act on the attention weights",
-                what=what, hint="Apply self.dropout to the attention weights (after softmax), then multiply by the values.")
+                what=what, hint="Apply self.dropout to the attention weights (after softmax), then multiply by the values.",
+                proven=True)
     weights, after = torch.cat(shown, dim=-1), torch.cat(dropped_out, dim=-1)
     require(not torch.allclose(after, weights, atol=1e-6), "in training mode the weights are unchanged: no dropout",
             what=what, hint="Call self.dropout on the attention weights in forward.")

@@ -6,8 +6,8 @@ import torch
 
 from book_values import ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, SCORING_VALID_LENS, VALUES, generated
 from grader.suite.public_reference import same
-from grader.suite.comparisons import close
-from grader.suite.exact import check_inputs_unchanged
+from grader.suite.comparisons import close, require
+from grader.suite.exact import check_inputs_unchanged, is_dropout_of
 
 
 @pytest.mark.points(1)
@@ -63,11 +63,22 @@ def test_dot_product_attention_without_valid_lens(probed, reference):
                                             "valid_lens: the output and attention_weights (the last call's)")
 
 
+def check_weights_before_dropout(probed, reference, scorer, p):
+    """In training mode self.attention_weights are the weights before dropout: weights that are the
+    reference's after dropout (each 0 or scaled by 1 / (1 - p)) are said so."""
+    require(not is_dropout_of(probed["weights"], reference["weights"], p),
+            f"{scorer}.attention_weights in training mode are the weights after dropout (each 0 or scaled by 1 / (1 - p))",
+            what=f"{scorer}.attention_weights in training mode (kept before dropout)", proven=True,
+            hint="self.attention_weights holds the weights after dropout: keep them as masked_softmax gave them (store "
+                 "them before dropout), and apply self.dropout only where they multiply the values.")
+
+
 @pytest.mark.points(1)
 @pytest.mark.probe("attend", cls="DotProductAttention", init={"dropout": 0.5}, seed=4, queries=Q3, keys=K3, values=V4,
                    valid_lens=LENS, train=True)
 def test_dot_product_attention_training_mode(probed, reference):
     check_inputs_unchanged(probed, "DotProductAttention", "DotProductAttention")
+    check_weights_before_dropout(probed, reference, "DotProductAttention", 0.5)
     same(probed, reference, grid=True, what="DotProductAttention(0.5) in training mode, right after "
                                             "torch.manual_seed(5): the output (dropout acts on the attention "
                                             "weights) and attention_weights (kept before dropout)")
@@ -78,6 +89,7 @@ def test_dot_product_attention_training_mode(probed, reference):
                    valid_lens=LENS, train=True)
 def test_additive_attention_training_mode(probed, reference):
     check_inputs_unchanged(probed, "AdditiveAttention", "AdditiveAttention")
+    check_weights_before_dropout(probed, reference, "AdditiveAttention", ADDITIVE["dropout"])
     same(probed, reference, grid=True, what="torch.manual_seed(6); AdditiveAttention(3, 5, 7, 0.2) in training mode, "
                                             "forward right after torch.manual_seed(7): the output and "
                                             "attention_weights (kept before dropout)")

@@ -73,6 +73,13 @@ def test_teacher_forced_values(probed, reference):
 @pytest.mark.points(1)
 @pytest.mark.probe("teacher_forced", seed=3, X=TOKENS, enc_valid_lens=TOKEN_LENS, calls=2)
 def test_second_call(probed, reference):
+    weights, steps = probed["weights"], len(reference["weights"])
+    require(len(weights) == steps, f"attention_weights should hold the {steps} steps of the last call only",
+            what=f"{SEEDED}; the decoder called twice from the same state: decoder.attention_weights",
+            expected=f"{steps} tensors (the second call's steps)", actual=f"{len(weights)} tensors",
+            hint="Start a new list at the beginning of forward and append self.attention.attention_weights at "
+                 "every step: the attention_weights property returns the list of the last forward call"
+                 + (", not of every call so far." if len(weights) > steps else "."))
     same(probed, reference, what=f"{SEEDED}; the decoder called twice from the same state: the second call's output, "
                                  "hidden state and attention weights (one per step of that call)")
 

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.suite.exact import dropout_factor
+from grader.suite.exact import dropout_factor, is_dropout_of
 from grader.suite.comparisons import close, graph_cut, require, visibly_wrong_weights
 
 INF = float("inf")
@@ -74,6 +74,9 @@ def reference_gradients(module, x) -> dict:
     return {name: p.grad.detach().clone() for name, p in module.named_parameters()}
 
 
+DROPOUT_IN_EVAL = ("Dropout stays on in eval mode: apply dropout only while training, through the nn.Dropout "
+                   "module self.dropout (model.eval() switches it off); F.dropout(..., training=True) or a fixed "
+                   "dropout_p is on in eval mode too.")
 DROPOUT_ELSEWHERE = ("Dropout belongs on the attention weights only, after softmax (attn_weights = "
                      "self.dropout(attn_weights)), then multiply by the values. Weights that are neither 0 nor scaled "
                      "by 1 / (1 - p) show that dropout (or something else random) acted on a tensor they are computed "
@@ -91,6 +94,10 @@ def check_dropout(probed, *, n, p, blocks, what, expected_eval):
     """
     evaluated, trained = (probed.get("eval"), probed.get("train")) if isinstance(probed, dict) else (None, None)
     require(isinstance(evaluated, torch.Tensor) and isinstance(trained, torch.Tensor), "no outputs to check", what=what)
+    still_on = is_dropout_of(evaluated, expected_eval, p)
+    require(not still_on, "in eval mode some weights are 0 and the others scaled by 1 / (1 - p): dropout stays on",
+            what=what + ", in eval mode (the attention weights themselves)", hint=DROPOUT_IN_EVAL,
+            proven=True)
     close(evaluated, expected_eval, what=what + ", in eval mode (the attention weights themselves)", atol=1e-5)
     require(evaluated.shape == trained.shape and evaluated.dim() == 3 and evaluated.shape[-1] % n == 0
             and evaluated.is_floating_point(), f"the output has shape {tuple(trained.shape)}", what=what)
@@ -98,7 +105,8 @@ def check_dropout(probed, *, n, p, blocks, what, expected_eval):
     for first, second in blocks:
         require(torch.allclose(dropped_out[first], dropped_out[second], atol=1e-5),
                 "the two copies of the weights differ: dropout did not act on the attention weights", what=what,
-                hint="Apply self.dropout to the attention weights (after softmax), then multiply by the values.")
+                hint="Apply self.dropout to the attention weights (after softmax), then multiply by the values.",
+                proven=True)
     weights, after = torch.cat(shown, dim=-1), torch.cat(dropped_out, dim=-1)
     require(not torch.allclose(after, weights, atol=1e-6), "in training mode the weights are unchanged: no dropout",
             what=what, hint="Call self.dropout on the attention weights in forward.")

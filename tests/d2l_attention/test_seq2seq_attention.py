@@ -215,8 +215,9 @@ def check_weights_per_step(probed, expected: list, what):
             "attention_weights should be a list with one tensor per decoding step", what=what,
             expected=f"a list of {len(expected)} tensors of shape {tuple(expected[0].shape)}",
             actual="not a list of tensors" if weights is None else f"{len(weights)} tensors",
-            hint="At every step, append self.attention.attention_weights to a list; the attention_weights "
-                 "property returns the list of the last forward call.")
+            hint="Start a new list at the beginning of forward and append self.attention.attention_weights at "
+                 "every step: the attention_weights property returns the list of the last forward call"
+                 + (", not of every call so far." if weights is not None and len(weights) > len(expected) else "."))
     for step, (mine, theirs) in enumerate(zip(weights, expected, strict=True)):
         close(mine, theirs, grid=True, what=f"{what}, decoding step {step} (batch_size, 1, num_enc_steps)")
 
