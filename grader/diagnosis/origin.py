@@ -266,13 +266,19 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     # a part (one head) of a reference value is not shown: the reference holds it too.
     inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))
               and not (steps[p][0] == "exp" and not values.holds(steps[p][1]) and values.exp_of_scores(steps[p][1]))]
+    if not all(matched):  # said: "some of what it is computed from is not what the reference computes": those
+        inputs = [p for p in inputs if not values.matching(steps[p][1], exact=True)] or inputs
     shown, frontier = [], list(reversed(inputs))
     while frontier and len(shown) < 8:
         i = frontier.pop()
         if i not in shown:
             shown.append(i)
             if steps[i][0] in LAYOUT and not values.matching(steps[i][1], exact=True):
-                frontier.extend(p for p in parents_of(i) if type(p) is int)
+                # Through a reshape or permute to what it came from, unless that is exactly a value of
+                # the reference's: then this layout step is where the value leaves the reference's
+                # shape or order, and the line that made the value it reshapes is right.
+                frontier.extend(p for p in parents_of(i) if type(p) is int
+                                and not values.matching(steps[p][1], exact=True))
     return Origin(root, False, shown, inputs_known=all(matched))
 
 
