@@ -21,7 +21,7 @@ from grader.diagnosis.explain import explain
 from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, called_on, discarded, made_at, reduced_along, shape_origin, statement_at, value_origin,
+from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, transposed_at, Origin, wrong_join, reordered)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
@@ -620,6 +620,13 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             if note not in diagnosis.notes:
                 diagnosis.notes.append(note)
             break
+    if origin.same_inputs and (twice := applied_twice(steps, origin.step, reference_steps)) is not None:
+        made, made_code = line_at(steps[twice][2], folder, stem)
+        verb, noun = TWICE.get(steps[origin.step][0].strip("_").removesuffix("_"), ("applies " + steps[origin.step][0] + " to",
+                                                                                      steps[origin.step][0]))
+        made_by = f" (made at {made.split(', ')[-1]}: {made_code.strip()})" if made and made != at and made_code else ""
+        diagnosis.notes.append(f"{at.split(', ')[-1]} {verb} a value that already equals what the reference has after "
+                               f"its own {noun}{made_by}: your code applies the {noun} twice, the reference once")
     if at != diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = at, code
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
@@ -643,6 +650,8 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
     if origin.same_inputs:
         _uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
         return
+    if not diagnosis.origin and origin.inputs_known:  # the line shown combines values the reference has: said so
+        diagnosis.origin_kind = "combination"
     for i in origin.inputs:
         made, made_code = line_at(steps[i][2], folder, stem)
         line = f"{made.split(', ')[-1]}: {made_code}"
@@ -655,6 +664,12 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             _uses_made(diagnosis, stem, made, made_code, computed_lines([step[2] for step in steps], stem), folder)
             diagnosis.made = [line for line in diagnosis.made if line.split(":")[0].removeprefix("self.") in own]
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
+
+
+# How a repeated operation is said (applied_twice): the verb on the line, the noun of the operation.
+TWICE = {"div": ("divides", "division"), "truediv": ("divides", "division"), "itruediv": ("divides", "division"),
+         "mul": ("multiplies", "multiplication"), "imul": ("multiplies", "multiplication"),
+         "softmax": ("applies softmax to", "softmax"), "exp": ("applies exp to", "exp"), "tanh": ("applies tanh to", "tanh")}
 
 
 def _through_transposes(origin, steps: list, reference_steps: list, folder: Path | None, stem: str):

@@ -282,6 +282,38 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     return Origin(root, False, shown, inputs_known=all(matched))
 
 
+# Operations that applied twice give another value: dividing by a scale, softmax, exp, tanh, ...
+REPEATABLE = frozenset({"div", "__truediv__", "div_", "__itruediv__", "mul", "__mul__", "mul_", "__imul__",
+                        "softmax", "_softmax", "exp", "tanh", "sigmoid", "relu", "sqrt"})
+
+
+def _operation(label: str) -> str:
+    return {"__truediv__": "div", "__itruediv__": "div", "div_": "div", "__mul__": "mul", "__imul__": "mul",
+            "mul_": "mul", "_softmax": "softmax"}.get(label, label)
+
+
+def applied_twice(steps: list, root: int, reference_steps: list) -> int | None:
+    """The input of ``steps[root]`` that already holds exactly the result of the reference's own step
+    of the same operation (a division by the scale, a softmax), where ``root`` applies that operation
+    once more: the operation is applied twice. That input's index, else None."""
+    operation = _operation(steps[root][0])
+    if operation not in {_operation(label) for label in REPEATABLE} or len(steps[root]) <= 3:
+        return None
+    values = KnownValues(reference_steps)
+
+    def changes(q: int) -> bool:  # the reference's step is that operation and changes what it is given (not / 1)
+        if not (0 <= q < len(reference_steps) and _operation(reference_steps[q][0]) == operation):
+            return False
+        given = [r for r in (reference_steps[q][3] if len(reference_steps[q]) > 3 else []) if type(r) is int and 0 <= r < q]
+        return bool(given) and all(not (tuple(reference_steps[r][1].shape) == tuple(reference_steps[q][1].shape)
+                                        and same_tensor(reference_steps[r][1], reference_steps[q][1])) for r in given)
+
+    for p in (p for p in steps[root][3] if type(p) is int and p < root):
+        if steps[p][1].numel() > 1 and any(changes(q) for q in values.matching(steps[p][1], exact=True)):
+            return p
+    return None
+
+
 def discarded(steps: list, root: int, reference_steps: list, output=None) -> list[int]:
     """The student's steps computed before ``root`` (where a walk stopped) from a value ``root``
     reads too (the same step, or one holding the same value), that nothing of theirs uses afterwards (no later step is computed from them, and they
@@ -530,7 +562,7 @@ def _names_on(code: str) -> tuple[list[str], list[str]]:
     attributes, plain = [], []
     for node in ast.walk(tree):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-                and node.attr not in attributes):
+                and isinstance(node.ctx, ast.Load) and node.attr not in attributes):  # read, not assigned
             attributes.append(node.attr)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id != "self" and node.id not in plain:
             plain.append(node.id)

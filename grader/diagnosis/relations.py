@@ -62,7 +62,9 @@ def _masked_value(place, expected, yours) -> str:
         return ""
     values = y[hidden]
     held = f" {_number(float(values[0]))}" if bool((values == values[0]).all()) else " other values"
-    return (f"yours equals the expected value except where the reference's entries are masked (-inf): "
+    theirs = e[hidden]
+    masked = _number(float(theirs[0])) if bool((theirs == theirs[0]).all()) else "a large negative value"
+    return (f"yours equals the expected value except where the reference's entries are masked ({masked}): "
             f"yours hold{held} there")
 
 

@@ -155,6 +155,10 @@ class Recorder(TorchFunctionMode):
                 index = self.keep(f"{name}[{k}]", item, parents)
                 self.note(item, (index,) if index is not None else parents)
             return result
+        if isinstance(result_tensor, tuple):  # unbind (a loop over a tensor's rows), split, chunk: not kept,
+            for item in result_tensor[:1024]:  # but each piece is computed from what the tensor was
+                self.note(item, parents)
+            return result
         index = self.keep(name, result_tensor, parents)
         self.note(result_tensor, (index,) if index is not None else parents)
         return result
