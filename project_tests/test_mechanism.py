@@ -251,7 +251,7 @@ def test_a_dropped_dimension_is_found_from_the_shapes_alone():
 
 @pytest.mark.parametrize("case_id, concept, code", [
     ("bleu-over-label-length", "not by the label's length", "precision = num_matches / len_label"),
-    ("bleu-uniform-weights", "not by the same weight for every n", "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"),
+    ("bleu-uniform-weights", "1/2 for unigrams, 1/4 for bigrams", "score *= (num_matches / (len_pred - n + 1)) ** (1 / k)"),
 ])
 def test_a_bleu_mistake_is_named_and_shown_at_the_line_that_first_makes_its_number(graded, case_id, concept, code):
     for side, view in views(graded, case_id).items():
