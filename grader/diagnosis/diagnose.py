@@ -21,7 +21,7 @@ from grader.diagnosis.explain import explain
 from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, reduced_along, shape_origin, statement_at, value_origin,
+from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, transposed_at, Origin, wrong_join, reordered)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
@@ -622,8 +622,8 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             break
     if origin.same_inputs and (twice := applied_twice(steps, origin.step, reference_steps)) is not None:
         made, made_code = line_at(steps[twice][2], folder, stem)
-        verb, noun = TWICE.get(steps[origin.step][0].strip("_").removesuffix("_"), ("applies " + steps[origin.step][0] + " to",
-                                                                                      steps[origin.step][0]))
+        operation = operation_of(steps[origin.step][0])
+        verb, noun = TWICE.get(operation, (f"applies {operation} to", operation))
         made_by = f" (made at {made.split(', ')[-1]}: {made_code.strip()})" if made and made != at and made_code else ""
         diagnosis.notes.append(f"{at.split(', ')[-1]} {verb} a value that already equals what the reference has after "
                                f"its own {noun}{made_by}: your code applies the {noun} twice, the reference once")
@@ -667,9 +667,7 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
 
 
 # How a repeated operation is said (applied_twice): the verb on the line, the noun of the operation.
-TWICE = {"div": ("divides", "division"), "truediv": ("divides", "division"), "itruediv": ("divides", "division"),
-         "mul": ("multiplies", "multiplication"), "imul": ("multiplies", "multiplication"),
-         "softmax": ("applies softmax to", "softmax"), "exp": ("applies exp to", "exp"), "tanh": ("applies tanh to", "tanh")}
+TWICE = {"div": ("divides", "division"), "mul": ("multiplies", "multiplication")}
 
 
 def _through_transposes(origin, steps: list, reference_steps: list, folder: Path | None, stem: str):

@@ -282,12 +282,12 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     return Origin(root, False, shown, inputs_known=all(matched))
 
 
-# Operations that applied twice give another value: dividing by a scale, softmax, exp, tanh, ...
-REPEATABLE = frozenset({"div", "__truediv__", "div_", "__itruediv__", "mul", "__mul__", "mul_", "__imul__",
-                        "softmax", "_softmax", "exp", "tanh", "sigmoid", "relu", "sqrt"})
+# Operations that, applied twice, give another value than once (by their names after operation_of).
+REPEATABLE = frozenset({"div", "mul", "softmax", "exp", "tanh", "sigmoid", "sqrt"})
 
 
-def _operation(label: str) -> str:
+def operation_of(label: str) -> str:
+    """A step's operation by one name, whatever form the code used (``/``, ``/=``, ``div_``: div)."""
     return {"__truediv__": "div", "__itruediv__": "div", "div_": "div", "__mul__": "mul", "__imul__": "mul",
             "mul_": "mul", "_softmax": "softmax"}.get(label, label)
 
@@ -296,13 +296,13 @@ def applied_twice(steps: list, root: int, reference_steps: list) -> int | None:
     """The input of ``steps[root]`` that already holds exactly the result of the reference's own step
     of the same operation (a division by the scale, a softmax), where ``root`` applies that operation
     once more: the operation is applied twice. That input's index, else None."""
-    operation = _operation(steps[root][0])
-    if operation not in {_operation(label) for label in REPEATABLE} or len(steps[root]) <= 3:
+    operation = operation_of(steps[root][0])
+    if operation not in REPEATABLE or len(steps[root]) <= 3:
         return None
     values = KnownValues(reference_steps)
 
     def changes(q: int) -> bool:  # the reference's step is that operation and changes what it is given (not / 1)
-        if not (0 <= q < len(reference_steps) and _operation(reference_steps[q][0]) == operation):
+        if not (0 <= q < len(reference_steps) and operation_of(reference_steps[q][0]) == operation):
             return False
         given = [r for r in (reference_steps[q][3] if len(reference_steps[q]) > 3 else []) if type(r) is int and 0 <= r < q]
         return bool(given) and all(not (tuple(reference_steps[r][1].shape) == tuple(reference_steps[q][1].shape)
