@@ -53,6 +53,14 @@ def dropout_factor(weights: torch.Tensor, after: torch.Tensor, p: float) -> floa
     return factor if bool((scaled | zero).all()) else None
 
 
+# What is_dropout_of proves, said alike on both sides (the hidden suites and the public checks).
+DROPOUT_IN_EVAL = ("Dropout stays on in eval mode: apply dropout only while training, through the nn.Dropout "
+                   "module self.dropout (model.eval() switches it off); F.dropout(..., training=True) or a fixed "
+                   "dropout_p is on in eval mode too.")
+WEIGHTS_AFTER_DROPOUT = ("self.attention_weights holds the weights after dropout: keep them as masked_softmax gave them "
+                         "(store them before dropout), and apply self.dropout only where they multiply the values.")
+
+
 def is_dropout_of(actual, expected: torch.Tensor, p: float) -> bool:
     """Whether ``actual`` is ``expected`` after dropout of rate ``p``: not equal to it, every value 0
     or scaled by exactly 1 / (1 - p), and some dropped (an exact relation: nothing but dropout does this)."""

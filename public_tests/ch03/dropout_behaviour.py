@@ -2,14 +2,11 @@
 
 import torch
 
-from grader.suite.exact import dropout_factor, is_dropout_of
+from grader.suite.exact import DROPOUT_IN_EVAL, dropout_factor, is_dropout_of
 from grader.suite.comparisons import close
 from grader.suite.comparisons import require as _require
 
 
-DROPOUT_IN_EVAL = ("Dropout stays on in eval mode: apply dropout only while training, through the nn.Dropout "
-                   "module self.dropout (model.eval() switches it off); F.dropout(..., training=True) or a fixed "
-                   "dropout_p is on in eval mode too.")
 DROPOUT_ELSEWHERE = ("Dropout belongs on the attention weights only, after softmax (attn_weights = "
                      "self.dropout(attn_weights)), then multiply by the values. Weights that are neither 0 nor scaled "
                      "by 1 / (1 - p) show that dropout (or something else random) acted on a tensor they are computed "

@@ -7,7 +7,7 @@ import torch
 from book_values import ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, SCORING_VALID_LENS, VALUES, generated
 from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
-from grader.suite.exact import check_inputs_unchanged, is_dropout_of
+from grader.suite.exact import WEIGHTS_AFTER_DROPOUT, check_inputs_unchanged, is_dropout_of
 
 
 @pytest.mark.points(1)
@@ -69,8 +69,7 @@ def check_weights_before_dropout(probed, reference, scorer, p):
     require(not is_dropout_of(probed["weights"], reference["weights"], p),
             f"{scorer}.attention_weights in training mode are the weights after dropout (each 0 or scaled by 1 / (1 - p))",
             what=f"{scorer}.attention_weights in training mode (kept before dropout)", proven=True,
-            hint="self.attention_weights holds the weights after dropout: keep them as masked_softmax gave them (store "
-                 "them before dropout), and apply self.dropout only where they multiply the values.")
+            hint=WEIGHTS_AFTER_DROPOUT)
 
 
 @pytest.mark.points(1)

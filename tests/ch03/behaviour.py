@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.suite.exact import dropout_factor, is_dropout_of
+from grader.suite.exact import DROPOUT_IN_EVAL, dropout_factor, is_dropout_of
 from grader.suite.comparisons import close, graph_cut, require, visibly_wrong_weights
 
 INF = float("inf")
@@ -74,9 +74,6 @@ def reference_gradients(module, x) -> dict:
     return {name: p.grad.detach().clone() for name, p in module.named_parameters()}
 
 
-DROPOUT_IN_EVAL = ("Dropout stays on in eval mode: apply dropout only while training, through the nn.Dropout "
-                   "module self.dropout (model.eval() switches it off); F.dropout(..., training=True) or a fixed "
-                   "dropout_p is on in eval mode too.")
 DROPOUT_ELSEWHERE = ("Dropout belongs on the attention weights only, after softmax (attn_weights = "
                      "self.dropout(attn_weights)), then multiply by the values. Weights that are neither 0 nor scaled "
                      "by 1 / (1 - p) show that dropout (or something else random) acted on a tensor they are computed "

@@ -7,7 +7,7 @@ import torch
 import scoring as ref
 from book import ADDITIVE_ARGS, ADDITIVE_QUERIES, DOT_QUERIES, KEYS, POOLED, VALID_LENS, VALUES, random_inputs, random_lens
 from grader.suite.comparisons import close, require
-from grader.suite.exact import check_inputs_unchanged, dropout_factor, is_dropout_of
+from grader.suite.exact import WEIGHTS_AFTER_DROPOUT, check_inputs_unchanged, dropout_factor, is_dropout_of
 from hints import check_gradients, same_seed
 
 SEED = 5
@@ -62,8 +62,7 @@ def check_dropout(probed, scorer, reference_weights):
         require(not is_dropout_of(own, reference_weights, DROPOUT_P),
                 "attention_weights in training mode are the weights after dropout (each 0 or scaled by 1 / (1 - p))",
                 what=f"{scorer}.attention_weights in training mode (kept before dropout)", proven=True,
-                hint="self.attention_weights holds the weights after dropout: keep them as masked_softmax gave them (store "
-                 "them before dropout), and apply self.dropout only where they multiply the values.")
+                hint=WEIGHTS_AFTER_DROPOUT)
         close(own, reference_weights, grid=True,
               what=f"{scorer}.attention_weights in training mode (before dropout): dropout cannot be judged on "
                    "other weights")
