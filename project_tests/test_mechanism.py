@@ -13,6 +13,22 @@ import pytest
 from project_tests.test_unseen_mistakes import graded_as_students, unseen
 
 CASES = [
+    # The scale applied twice (queries divided in place, then the scores as usual): said as such.
+    {"id": "v1-scaled-twice", "assignment": "ch03", "module": "self_attention_v1",
+     "old": "        queries = x @ self.W_query\n",
+     "new": "        queries = x @ self.W_query\n        queries /= keys.shape[-1] ** 0.5\n"},
+    # Another scale, once (d_out, where a probe's heads have size 1): never said to be applied twice.
+    {"id": "mha-scaled-by-d-out", "assignment": "ch03", "module": "mha",
+     "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
+     "new": "attn_weights = torch.softmax(attn_scores / self.d_out ** 0.5, dim=-1)"},
+    # A loop over the scores' rows where the weights are meant: the scores are used, never "unused".
+    {"id": "context-loop-over-scores", "assignment": "ch03", "module": "simple_attention",
+     "old": "return all_attention_weights(inputs) @ inputs",
+     "new": "return torch.stack([context_vector(inputs, w) for w in all_attention_scores(inputs)])"},
+    # squeeze() of every size-1 dimension: the line that assigns self.attention_weights raises; the
+    # attribute it assigns is not something it uses.
+    {"id": "additive-squeeze-all", "assignment": "d2l_attention", "module": "scoring",
+     "old": "scores = self.w_v(features).squeeze(-1)", "new": "scores = self.w_v(features).squeeze()"},
     # A typo in a method name: the error comes from inside torch; the student's line is named.
     {"id": "init-misspelled", "assignment": "ch03", "module": "causal",
      "old": "def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):",
@@ -402,3 +418,28 @@ def test_a_call_that_gives_a_value_the_reference_computes_is_never_said_to_be_wh
         diagnosis = diagnosis_of(view)
         assert "is where it goes wrong" not in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
         assert "this step is missing" in diagnosis.get("relation", ""), (side, diagnosis)
+
+
+def test_an_operation_applied_twice_is_said_with_the_line_that_already_applied_it(graded):
+    for side, view in views(graded, "v1-scaled-twice").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "applies the division twice, the reference once" in notes, (side, notes)
+        assert "attn_scores = queries @ keys.T" in notes, (side, notes)
+
+
+def test_a_scale_applied_once_is_never_said_to_be_applied_twice(graded):
+    for side, view in views(graded, "mha-scaled-by-d-out").items():
+        assert "twice" not in " ".join(diagnosis_of(view).get("notes") or []), (side, view["diagnosis"])
+
+
+def test_a_value_a_loop_reads_row_by_row_is_never_called_unused(graded):
+    for side, view in views(graded, "context-loop-over-scores").items():
+        diagnosis = diagnosis_of(view)
+        assert "nothing of yours uses its result" not in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+        assert "all_attention_scores(inputs)" in diagnosis.get("code", ""), (side, diagnosis)
+
+
+def test_the_attribute_a_line_assigns_is_not_shown_as_what_it_uses(graded):
+    for side, view in views(graded, "additive-squeeze-all").items():
+        made = diagnosis_of(view).get("made") or []
+        assert not any(line.startswith("self.attention_weights:") for line in made), (side, made)
