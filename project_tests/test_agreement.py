@@ -44,6 +44,9 @@ CASES = [
     {"id": "additive-weights-after-dropout", "assignment": "d2l_attention", "module": "scoring",
      "old": "        self.attention_weights = masked_softmax(scores, valid_lens)\n        return torch.bmm(self.dropout(self.attention_weights), values)  # (b, num_queries, value_size)\n        ### END SOLUTION\n\n\nclass DotProductAttention",
      "new": "        self.attention_weights = self.dropout(masked_softmax(scores, valid_lens))\n        return torch.bmm(self.attention_weights, values)  # (b, num_queries, value_size)\n        ### END SOLUTION\n\n\nclass DotProductAttention"},
+    {"id": "wrapper-head-arguments-swapped", "assignment": "ch03", "module": "mha",
+     "old": "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)\n",
+     "new": "CausalAttention(d_in, d_out, context_length, dropout=qkv_bias, qkv_bias=dropout)\n"},
     # Blind spots of the public check: inputs the books' code handles that only the hidden suite tried.
     {"id": "mh-valid-lens-none-unguarded", "assignment": "d2l_attention", "module": "multihead",
      "old": "        if valid_lens is not None:\n            valid_lens = torch.repeat_interleave(\n"
@@ -90,6 +93,7 @@ def test_a_correct_alternative_keeps_full_marks_on_both_sides(graded, case_id):
     ("s2s-weights-kept-across-calls", "the list of the last forward call, not of every call so far"),
     ("additive-weights-after-dropout", "self.attention_weights holds the weights after dropout"),
     ("ms-minus-inf", "not -inf: a row of valid length 0"),
+    ("wrapper-head-arguments-swapped", "CausalAttention takes (d_in, d_out, context_length, dropout, qkv_bias)"),
     ("mh-valid-lens-none-unguarded", "TypeError: repeat_interleave()"),
     ("s2s-query-second-layer", "IndexError: index 1 is out of bounds"),
 ])

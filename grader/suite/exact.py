@@ -96,3 +96,22 @@ def check_inputs_unchanged(probed, scorer: str, what: str) -> None:
     changed = probed.get("changed") if isinstance(probed, dict) else None
     require(changed == [], f"{scorer}.forward changed the {', '.join(map(str, changed or []))} it was given "
             "(the caller's tensors)", what=f"{what}: the inputs after the call", hint=IN_PLACE_HINT)
+
+
+SWAPPED_HEAD_ARGUMENTS = ("CausalAttention takes (d_in, d_out, context_length, dropout, qkv_bias), in that order: "
+                          "pass dropout fourth and qkv_bias fifth, or by keyword (dropout=dropout, qkv_bias=qkv_bias).")
+
+
+def check_head_arguments_not_swapped(rates, biases, dropout: float, qkv_bias: bool, what: str) -> None:
+    """Fails, saying so, when every head's dropout rate is the wrapper's ``qkv_bias`` as a number and
+    every head has a qkv bias exactly when the wrapper's ``dropout`` is nonzero, where the right
+    settings would show otherwise (two facts at once: the two arguments reached the heads swapped)."""
+    if not isinstance(rates, list) or not isinstance(biases, list) or not rates or len(rates) != len(biases):
+        return
+    if float(qkv_bias) == dropout and bool(dropout) == qkv_bias:
+        return  # the swap would change nothing here
+    swapped = all(r == float(qkv_bias) for r in rates) and all(b is bool(dropout) for b in biases)
+    require(not swapped, f"the heads' dropout rates are {rates} (the qkv_bias given, {qkv_bias}, as a number) and "
+            f"{'each has' if bool(dropout) else 'none has'} a qkv bias (as the dropout given, {dropout}, "
+            f"{'is nonzero' if bool(dropout) else 'is zero'}): the two arguments reach the heads swapped",
+            what=what, hint=SWAPPED_HEAD_ARGUMENTS)

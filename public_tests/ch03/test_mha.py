@@ -9,6 +9,7 @@ import pytest
 
 from book_values import BATCH, EXERCISE_3_2, GPT2_PARAMETERS, MHA_SEED_123, WRAPPER_ROW_1, random_inputs
 from dropout_behaviour import check_dropout
+from grader.suite.exact import check_head_arguments_not_swapped
 from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
 
@@ -99,8 +100,11 @@ def test_wrapper_other_sizes(probed, reference):
 @pytest.mark.points(1)
 @pytest.mark.probe("wrapper_heads", seed=3, args=[4, 3, 7, 0.25], kwargs={"num_heads": 3})
 def test_wrapper_registers_its_heads(probed, reference):
-    same(probed, reference, what="MultiHeadAttentionWrapper(4, 3, 7, 0.25, num_heads=3): the number of its "
-                                 "parameters, and whether model.eval() reaches every head (nn.ModuleList)")
+    what = ("MultiHeadAttentionWrapper(4, 3, 7, 0.25, num_heads=3): the number of its parameters, whether model.eval() "
+            "reaches every head (nn.ModuleList), each head's dropout rate and whether it has a qkv bias")
+    if isinstance(probed, dict):
+        check_head_arguments_not_swapped(probed.get("dropout"), probed.get("bias"), 0.25, False, what)
+    same(probed, reference, what=what)
 
 
 @pytest.mark.points(1)

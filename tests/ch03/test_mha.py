@@ -15,6 +15,7 @@ from behaviour import (
     reference_gradients, tensor_in, weights_from_scores,
 )
 from grader.suite.comparisons import close, require
+from grader.suite.exact import check_head_arguments_not_swapped
 from textbook import (
     BATCH, EXERCISE_3_2, EXERCISE_3_3_PARAMETERS, MHA_SEED_123, WRAPPER_SEED_123, random_inputs,
 )
@@ -122,6 +123,7 @@ def test_wrapper_heads_concatenated(probed):
             hint="Create num_heads heads.")
     require(all(t == "CausalAttention" for t in types), f"the heads are {sorted(set(types))}, not CausalAttention",
             what=what, hint="Each head is a CausalAttention from causal.py (from causal import CausalAttention).")
+    check_head_arguments_not_swapped(probed.get("dropout"), probed.get("bias"), 0.25, True, what)
     require(probed.get("dropout") == [0.25] * 3, f"the heads' dropout rates are {probed.get('dropout')}, not 0.25",
             what=what, hint="Pass dropout to every CausalAttention head.")
     require(probed.get("bias") == [True] * 3, "the heads have no qkv bias", what=what,
@@ -243,8 +245,13 @@ def test_exercise_3_2_textbook(probed):
 def test_exercise_3_2_other_sizes(probed):
     what = "Exercise 3.2: exercise_3_2_wrapper(5, 8, 0.3), seed 27, on a (3, 7, 5) batch (eval mode)"
     require_wrapper(probed, what=what)
+    check_head_arguments_not_swapped(probed["dropout"], probed["bias"], 0.3, False, what)
+    # Whose mistake: the wrapper's own (its heads miss the dropout it is given), or this function's call.
+    wrapper_passes_it = probed.get("wrapper_dropout") == [0.3, 0.3]
     require(probed["dropout"] == [0.3, 0.3], f"the heads' dropout rates are {probed['dropout']}, not 0.3", what=what,
-            hint="Pass the dropout argument on to the wrapper.")
+            hint="Pass the dropout argument on to the wrapper." if wrapper_passes_it else
+            "MultiHeadAttentionWrapper(5, 1, 8, 0.3, num_heads=2) built directly gives its heads the dropout rates "
+            f"{probed.get('wrapper_dropout')}: pass dropout to every CausalAttention head (the wrapper's checks).")
     close(tensor_in(probed, "out", "the output of the Exercise 3.2 wrapper"),
           EXERCISE_3_2_OTHER, what=what)
 

@@ -39,14 +39,20 @@ def gradients(student, cls, seed, args, x, kwargs=None, train_seed=None):
 
 
 def wrapper_heads(student, seed, args, kwargs):
-    """How the wrapper keeps its heads: as registered submodules (parameters seen, eval reaching them)."""
+    """How the wrapper keeps its heads: as registered submodules (parameters seen, eval reaching them),
+    and what each head is given (its dropout rate, whether its projections have a bias)."""
     module = probing.build(student, "MultiHeadAttentionWrapper", *args, seed=seed, kwargs=kwargs)
     probing.call(module.eval)
     with probing.student_code():
         heads = getattr(module, "heads", None)
         listed = list(heads) if isinstance(heads, (list, tuple, nn.ModuleList)) else []
+        modules = [h for h in listed if isinstance(h, nn.Module)]
         return {"parameters": int(sum(p.numel() for p in module.parameters())),
-                "heads_in_eval_mode": [not h.training for h in listed if isinstance(h, nn.Module)]}
+                "heads_in_eval_mode": [not h.training for h in modules],
+                "dropout": [float(h.dropout.p) if isinstance(getattr(h, "dropout", None), nn.Dropout) else None
+                            for h in modules],
+                "bias": [isinstance(getattr(h, "W_query", None), nn.Linear) and h.W_query.bias is not None
+                         for h in modules]}
 
 
 def exercise_3_2(student, seed, x):

@@ -29,6 +29,11 @@ def dropout_rates(heads: list) -> list:
     return [float(h.dropout.p) if isinstance(getattr(h, "dropout", None), nn.Dropout) else None for h in heads]
 
 
+def head_biases(heads: list) -> list:
+    """Whether each head's query layer has a bias."""
+    return [isinstance(getattr(h, "W_query", None), nn.Linear) and h.W_query.bias is not None for h in heads]
+
+
 # -- forward passes ------------------------------------------------------------------------------
 def forward(student, seed, name, args, x, kwargs=None, train=False, forward_seed=None):
     """Build ``name(*args)`` after seeding, set train/eval mode, return forward(x)."""
@@ -71,7 +76,7 @@ def wrapper_heads(student, seed, args, x, kwargs=None):
         return info
     info["distinct_heads"] = len({id(h) for h in listed})  # one module listed three times is one head
     info["dropout"] = dropout_rates(listed)
-    info["bias"] = [isinstance(getattr(h, "W_query", None), nn.Linear) and h.W_query.bias is not None for h in listed]
+    info["bias"] = head_biases(listed)
     probing.call(module.eval)
     for h in listed:  # also when heads is a plain list, which eval() does not reach
         probing.call(h.eval)
@@ -103,12 +108,20 @@ def exercise_3_2(student, seed, args, x):
     """exercise_3_2_wrapper(*args) built after seeding, in eval mode: its output and its heads."""
     module = probing.build(student, "exercise_3_2_wrapper", *args, seed=seed, train=False, kind="function")
     heads = as_list(getattr(module, "heads", None))
-    return {
+    found = {
         "type": type(module).__name__,
         "heads": len(heads) if heads is not None else None,
         "dropout": dropout_rates(heads) if heads is not None else None,
+        "bias": head_biases(heads) if heads is not None else None,
         "out": probing.output(module, x),
     }
+    if len(args) == 3 and found["type"] == WRAPPER:  # the wrapper built directly with the same dropout:
+        # whether it passes dropout on to its heads itself
+        wrapper, _ = probing.caught(probing.build, student, WRAPPER, args[0], 1, args[1], args[2], seed=seed,
+                                    kwargs={"num_heads": 2})  # one that raises: the wrapper's own checks say so
+        direct = as_list(getattr(wrapper, "heads", None)) if wrapper is not None else None
+        found["wrapper_dropout"] = dropout_rates(direct) if direct is not None else None
+    return found
 
 
 def exercise_3_3(student, seed, x):
