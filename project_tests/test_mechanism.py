@@ -84,6 +84,10 @@ CASES = [
      "old": "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
      "new": "        e = torch.exp(attn_scores.flatten(0, 1) / keys.shape[-1] ** 0.5)\n"
             "        attn_weights = (e / e.sum(dim=-1)).view(b, self.num_heads, num_tokens, num_tokens)\n"},
+    # A reduction over another dimension than the reference's: the dimension is said, not keepdim.
+    {"id": "softmax-naive-other-dimension", "assignment": "ch03", "module": "simple_attention",
+     "old": "    return torch.exp(x) / torch.exp(x).sum(dim=0)\n",
+     "new": "    e = torch.exp(x)\n    return e / e.sum(-1)\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -251,6 +255,32 @@ def test_a_missing_keepdim_on_the_line_that_raises_blames_no_earlier_correct_lin
         assert "e / e.sum(dim=-1)" in diagnosis.get("code", ""), (side, diagnosis)
         assert "flatten" not in diagnosis.get("origin_code", ""), (side, diagnosis)  # the student's own correct layout
         assert "with keepdim=True" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_reduction_over_another_dimension_than_the_references_says_which_not_keepdim(graded):
+    for side, view in views(graded, "softmax-naive-other-dimension").items():
+        diagnosis = diagnosis_of(view)
+        assert "e / e.sum(-1)" in diagnosis.get("code", ""), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "runs over dimension 0" in notes and "keepdim" not in notes, (side, diagnosis)
+
+
+def test_the_references_reduction_of_the_same_value_is_found_by_shape():
+    import torch
+
+    from grader.diagnosis.diagnose import reduced_otherwise, reference_reduction
+
+    where = ["mine.py", 3, 0]
+    mine = {0: ["exp", [4, 3], where, []], 1: ["sum", [4], where, [0]]}
+    over_0 = [("exp", torch.ones(4, 3), where, []), ("sum", torch.ones(3), where, [0])]
+    assert reference_reduction(mine, 1, over_0) == (0, (3,)) and reduced_otherwise(mine, 1, over_0)
+    kept = [("exp", torch.ones(4, 3), where, []), ("sum", torch.ones(4, 1), where, [0])]
+    assert reference_reduction(mine, 1, kept) is None and not reduced_otherwise(mine, 1, kept)  # keepdim is the fix
+    other_value = [("exp", torch.ones(3, 4), where, []), ("sum", torch.ones(4), where, [0])]
+    assert reference_reduction(mine, 1, other_value) is None and not reduced_otherwise(mine, 1, other_value)
+    square = {0: ["exp", [3, 3], where, []], 1: ["sum", [3], where, [0]]}
+    same_size = [("exp", torch.ones(3, 3), where, []), ("sum", torch.ones(3), where, [0])]
+    assert reference_reduction(square, 1, same_size) is None  # the same shape: which dimension, not told
 
 
 def test_a_dropped_dimension_is_found_from_the_shapes_alone():

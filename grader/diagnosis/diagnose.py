@@ -428,7 +428,23 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     raised_at = diagnosis.where.split(", in ")[0]
     computed = computed_lines([where for _, _, where, _ in steps.values()], stem)
     dropped = dropped_dimension(steps, raised)
-    if dropped is not None:  # a reduction without keepdim: the shapes fit with it, proven on the shapes
+    theirs = reference_reduction(steps, dropped[0], reference_steps or []) if dropped is not None else None
+    if dropped is not None and theirs is not None:  # the reference reduces the same value over another dimension
+        k, dim, _, other = dropped
+        at, code = line_at(steps[k][2], folder, stem)
+        line = at.split(", ")[-1] if at else "a line of yours"
+        what = steps[k][0].split("[")[0]
+        source, size = tuple(steps[[q for q in steps[k][3] if type(q) is int and q in steps][0]][1]), theirs[0]
+        diagnosis.notes.append(
+            f"{line} ({what} over {'one dimension' if dim is None else f'dimension {dim}'} of a value of shape "
+            f"{source}) gives shape {tuple(steps[k][1])}; "
+            f"the reference's {what} of its value of that shape runs over dimension {size} and gives shape "
+            f"{theirs[1]}, which fits the shape {other} it is combined with")
+        if at and at != raised_at:
+            diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+        return
+    if dropped is not None and not reduced_otherwise(steps, dropped[0], reference_steps or []):
+        # a reduction without keepdim: the shapes fit with it, proven on the shapes
         k, dim, kept, other = dropped
         at, code = line_at(steps[k][2], folder, stem)
         line = at.split(", ")[-1] if at else "a line of yours"
@@ -523,6 +539,40 @@ def dropped_dimension(steps: dict, raised: list) -> tuple | None:
             dim, kept = fits[0] if len(fits) == 1 else (None, None)
             return p, dim, kept, others[0] if len(others) == 1 else tuple(others)
     return None
+
+
+def _reductions_of_the_same(steps: dict, k: int, reference_steps: list) -> tuple[tuple, list[tuple]]:
+    """The shape of what the student's reduction ``steps[k]`` reduced, and the result shapes of the
+    reference's reductions of the same kind of a value of that very shape."""
+    sources = [q for q in steps[k][3] if type(q) is int and q in steps]
+    source = tuple(steps[sources[0]][1]) if len(sources) == 1 else ()
+    kind = steps[k][0].split("[")[0]
+    shapes = []
+    for step in reference_steps:
+        parents = [q for q in (step[3] if len(step) > 3 else []) if type(q) is int and 0 <= q < len(reference_steps)]
+        if (step[0].split("[")[0] == kind and len(parents) == 1 and isinstance(step[1], torch.Tensor)
+                and tuple(reference_steps[parents[0]][1].shape) == source):
+            shapes.append(tuple(step[1].shape))
+    return source, shapes
+
+
+def reference_reduction(steps: dict, k: int, reference_steps: list) -> tuple[int, tuple] | None:
+    """``(dimension, shape)`` when the reference reduces a value of the shape the student's reduction
+    ``steps[k]`` reduced, by the same operation, always over one other dimension it can be told by
+    (dropping it, without keepdim): then keepdim is not the fix, the dimension is."""
+    source, shapes = _reductions_of_the_same(steps, k, reference_steps)
+    mine = tuple(steps[k][1])
+    if not shapes or len(set(shapes)) != 1 or shapes[0] == mine or len(shapes[0]) != len(source) - 1:
+        return None
+    dims = [d for d in range(len(source)) if source[:d] + source[d + 1:] == shapes[0]]
+    return (dims[0], shapes[0]) if len(dims) == 1 else None
+
+
+def reduced_otherwise(steps: dict, k: int, reference_steps: list) -> bool:
+    """Whether the reference reduces a value of the shape the student's reduction ``steps[k]`` reduced,
+    by the same operation, without keeping the dimension (so "keepdim=True" is not what it does)."""
+    source, shapes = _reductions_of_the_same(steps, k, reference_steps)
+    return bool(shapes) and all(len(s) != len(source) for s in shapes)
 
 
 def broadcast(*shapes: tuple) -> bool:
