@@ -88,6 +88,11 @@ CASES = [
     {"id": "softmax-naive-other-dimension", "assignment": "ch03", "module": "simple_attention",
      "old": "    return torch.exp(x) / torch.exp(x).sum(dim=0)\n",
      "new": "    e = torch.exp(x)\n    return e / e.sum(-1)\n"},
+    # Exercise 3.2's call passing other values than its own (a bias, no dropout) to a correct wrapper:
+    # the call is blamed, and no swap inside the wrapper is claimed.
+    {"id": "ex32-call-passes-other-values", "assignment": "ch03", "module": "mha",
+     "old": "return MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
+     "new": "return MultiHeadAttentionWrapper(d_in, 1, context_length, 0.0, num_heads=2, qkv_bias=True)"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -263,6 +268,15 @@ def test_a_reduction_over_another_dimension_than_the_references_says_which_not_k
         assert "e / e.sum(-1)" in diagnosis.get("code", ""), (side, diagnosis)
         notes = " ".join(diagnosis.get("notes") or [])
         assert "runs over dimension 0" in notes and "keepdim" not in notes, (side, diagnosis)
+
+
+def test_exercise_3_2s_call_is_blamed_when_the_wrapper_built_directly_is_right(graded):
+    view = views(graded, "ex32-call-passes-other-values")["hidden"]
+    diagnosis_of(view)  # points lost, no grader error
+    failing = {t["name"]: t for t in view["failing"]}
+    check = failing["test_exercise_3_2_other_sizes"]
+    assert "not 0.3" in check["message"] and "swapped" not in check["message"], check
+    assert check["hint"] == "Pass the dropout argument on to the wrapper.", check
 
 
 def test_the_references_reduction_of_the_same_value_is_found_by_shape():

@@ -245,8 +245,10 @@ def test_exercise_3_2_textbook(probed):
 def test_exercise_3_2_other_sizes(probed):
     what = "Exercise 3.2: exercise_3_2_wrapper(5, 8, 0.3), seed 27, on a (3, 7, 5) batch (eval mode)"
     require_wrapper(probed, what=what)
-    check_head_arguments_not_swapped(probed["dropout"], probed["bias"], 0.3, False, what)
-    # Whose mistake: the wrapper's own (its heads miss the dropout it is given), or this function's call.
+    # Whose mistake: the wrapper's own (built directly, its heads miss the dropout it is given), or this
+    # function's call (which may pass other values: only the wrapper built directly shows a swap).
+    check_head_arguments_not_swapped(probed.get("wrapper_dropout"), probed.get("wrapper_bias"), 0.3, False,
+                                     "MultiHeadAttentionWrapper(5, 1, 8, 0.3, num_heads=2), built directly")
     wrapper_passes_it = probed.get("wrapper_dropout") == [0.3, 0.3]
     require(probed["dropout"] == [0.3, 0.3], f"the heads' dropout rates are {probed['dropout']}, not 0.3", what=what,
             hint="Pass the dropout argument on to the wrapper." if wrapper_passes_it else

@@ -121,6 +121,7 @@ def exercise_3_2(student, seed, args, x):
                                     kwargs={"num_heads": 2})  # one that raises: the wrapper's own checks say so
         direct = as_list(getattr(wrapper, "heads", None)) if wrapper is not None else None
         found["wrapper_dropout"] = dropout_rates(direct) if direct is not None else None
+        found["wrapper_bias"] = head_biases(direct) if direct is not None else None
     return found
 
 
