@@ -93,6 +93,15 @@ CASES = [
     {"id": "ex32-call-passes-other-values", "assignment": "ch03", "module": "mha",
      "old": "return MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
      "new": "return MultiHeadAttentionWrapper(d_in, 1, context_length, 0.0, num_heads=2, qkv_bias=True)"},
+    # A result dropped before a call to a helper that passes its own checks: the call and the dropped line.
+    {"id": "masked-softmax-flatten-dropped", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "        valid_lens = valid_lens.reshape(-1)  # (batch_size * num_queries,)\n",
+     "new": "        valid_lens.flatten()\n"},
+    # A shape gone wrong before a call into the reference's masked_softmax (hidden: all its steps told at
+    # the calling line): the line that made it is shown on both sides.
+    {"id": "additive-squeeze-every-dimension", "assignment": "d2l_attention", "module": "scoring",
+     "old": "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n",
+     "new": "        scores = torch.squeeze(self.w_v(features))\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -277,6 +286,36 @@ def test_exercise_3_2s_call_is_blamed_when_the_wrapper_built_directly_is_right(g
     check = failing["test_exercise_3_2_other_sizes"]
     assert "not 0.3" in check["message"] and "swapped" not in check["message"], check
     assert check["hint"] == "Pass the dropout argument on to the wrapper.", check
+
+
+def test_a_result_dropped_before_a_call_to_a_passing_helper_is_said_with_the_call(graded):
+    for side, view in views(graded, "masked-softmax-flatten-dropped").items():
+        diagnosis = diagnosis_of(view)
+        assert "sequence_mask(" in diagnosis.get("origin_code", ""), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "(valid_lens.flatten()) keeps nothing of what it computes" in notes, (side, diagnosis)
+        assert "which passes every check that calls it" in notes, (side, diagnosis)
+
+
+def test_a_wrong_shape_made_before_a_call_into_a_reference_is_shown_on_both_sides(graded):
+    for side, view in views(graded, "additive-squeeze-every-dimension").items():
+        diagnosis = diagnosis_of(view)
+        assert "torch.squeeze(self.w_v(features))" in diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_a_statement_that_keeps_nothing_of_a_new_tensor_is_found_only_for_what_the_call_passes(tmp_path):
+    from grader.diagnosis.mechanism import dropped_results
+
+    path = tmp_path / "mine.py"
+    path.write_text("def f(x, lens):\n"
+                    "    lens.reshape(-1)\n"
+                    "    x.float()\n"
+                    "    lens = lens + 0\n"
+                    "    return g(x, lens)\n")
+    notes = dropped_results(path, 5)
+    assert len(notes) == 2 and notes[0].startswith("line 2 (lens.reshape(-1)) keeps nothing") and "line 3" in notes[1]
+    path.write_text("def f(x, lens):\n    y = x\n    lens.reshape(-1)\n    return g(y)\n")
+    assert dropped_results(path, 4) == []  # lens is not what the call passes
 
 
 def test_the_references_reduction_of_the_same_value_is_found_by_shape():

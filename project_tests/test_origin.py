@@ -198,7 +198,17 @@ def test_the_dimension_the_reference_reduces_along_is_found_for_a_whole_tensor_s
 
     _, reference = run(tmp_path, REFERENCE, "attend", *torch.rand(4, 3, 3).unbind())
     softmax_input = next(s[1] for s in reference if s[0] == "softmax input")
-    assert reduced_along(reference, "sum", torch.exp(softmax_input)) == [-1]
+    assert reduced_along(reference, "sum", torch.exp(softmax_input)) == [(-1, True)]
+
+
+def test_a_reduction_instead_of_a_whole_sum_is_said_as_the_reference_makes_it():
+    from grader.diagnosis.diagnose import reduced_instead
+
+    columns = reduced_instead((4, 3), -2, False)
+    assert "dimension 0 only (of size 4), one result per column" in columns and "(dim=0)" in columns
+    rows = reduced_instead((4, 3), -1, True)
+    assert "dimension -1 only (of size 3), one result per row" in rows and "(dim=-1, keepdim=True)" in rows
+    assert "each index of the other dimensions" in reduced_instead((2, 4, 3), -1, False)
 
 
 def test_a_tensor_of_zeros_written_into_row_by_row_is_not_taken_for_the_mistake(tmp_path):
@@ -210,6 +220,28 @@ def test_a_tensor_of_zeros_written_into_row_by_row_is_not_taken_for_the_mistake(
                                  "    return out\n")
     found = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
     assert found is None or found[0] != 14  # never line 14: out = torch.zeros(...)
+
+
+def test_memory_left_uninitialised_to_write_into_is_never_listed_as_a_wrong_input(tmp_path):
+    # Each row is written from the keys' values, not the values': torch.empty is a way of starting.
+    mistaken = REFERENCE.replace("    return weights @ values\n",
+                                 "    out = torch.empty(x.shape[0], values.shape[1])\n"
+                                 "    for i, row in enumerate(weights):\n"
+                                 "        out[i] = row @ keys\n"
+                                 "    return out\n")
+    line, _, inputs = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 16 and 14 not in inputs  # line 16: out[i] = row @ keys; never line 14: torch.empty
+
+
+def test_a_row_of_a_loop_over_an_input_is_as_right_as_the_input(tmp_path):
+    # Each row of x reversed: the flip is the mistake, not the loop that gives the rows.
+    mistaken = REFERENCE.replace("    queries = x @ wq\n",
+                                 "    rows = []\n"
+                                 "    for row in x:\n"
+                                 "        rows.append(row.flip(0))\n"
+                                 "    queries = torch.stack(rows) @ wq\n")
+    line, _, _ = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert line == 12  # rows.append(row.flip(0)); never line 11: for row in x
 
 
 MASKING = """import torch

@@ -18,7 +18,7 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import (enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
+from grader.diagnosis.mechanism import (dropped_results, enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
@@ -129,6 +129,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
             if explained.concept and explained.concept not in diagnosis.concepts:
                 diagnosis.concepts.append(explained.concept)
             _shape_origin(diagnosis, stem, source, run, error, folder)
+            _shape_made_in_passing_helper(diagnosis, stem, run, runs, folder)
             _entered_from(diagnosis, stem, run.entered, folder)
             _called_from(diagnosis, stem, run.called, folder)
             if folder is not None:
@@ -335,6 +336,46 @@ def _along_dim(t: torch.Tensor, dim: int) -> str:
     return "Rows" if dim == t.dim() - 2 or t.dim() == 1 else f"Entries along dimension {dim}"
 
 
+def _passing_functions(runs: list[ProbeRun]) -> set[str]:
+    """The module's functions called by checks of their own (the ``call`` probe), each passing all of them."""
+    checked: dict[str, bool] = {}
+    for run in runs:
+        name = run.kwargs.get("function") if run.probe == "call" and isinstance(run.kwargs, dict) else None
+        if isinstance(name, str):
+            checked[name] = checked.get(name, True) and not run.failed
+    return {name for name, passed in checked.items() if passed}
+
+
+def _shape_made_in_passing_helper(diagnosis: Diagnosis, stem: str, run: ProbeRun, runs: list[ProbeRun],
+                                  folder: Path | None) -> None:
+    """For an error whose wrong shape is first made inside a function of the module that passes every
+    check of its own, called from another of its functions: the calling line is shown as where the
+    shape goes wrong (the helper is right; what it is given is not), with the caller's statements before
+    it that keep nothing of what they compute on a name the call passes (``valid_lens.reshape(-1)``
+    alone on its line: :func:`~grader.diagnosis.mechanism.dropped_results`)."""
+    if folder is None or not diagnosis.origin.startswith(f"{stem}.py, line "):
+        return
+    path = Path(folder) / f"{stem}.py"
+    number = diagnosis.origin.split(", line ")[1].split(" ")[0].rstrip(",")
+    helper = enclosing_function(path, int(number)) if number.isdigit() else ""
+    if not helper or helper not in _passing_functions(runs):
+        return
+    steps, _ = parse_failure(run.shapes)
+    made = next((s for s in steps.values() if s[2][0] == f"{stem}.py" and str(s[2][1]) == number
+                 and len(s[2]) > 2 and s[2][2]), None)
+    if made is None:
+        return
+    calling = made[2][2]
+    caller = enclosing_function(path, calling)
+    if caller in ("", helper):
+        return
+    diagnosis.origin, diagnosis.origin_code = f"{stem}.py, line {calling}", statement_at(path, calling)
+    diagnosis.notes.append(f"line {number} is in {helper}, which passes every check that calls it; line {calling} "
+                           f"calls it with what makes the shape go wrong: what the call gives it is where it goes wrong")
+    diagnosis.made = []  # what the helper's line uses: the helper is right
+    diagnosis.notes += [note for note in dropped_results(path, calling) if note not in diagnosis.notes]
+
+
 def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[ProbeRun], folder: Path | None) -> None:
     """When the line shown for the first differing step (or the origin) is inside a function of the
     module that passes every check of its own, and another function's line called it there: that
@@ -343,12 +384,7 @@ def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pr
     if folder is None:
         return
     path = Path(folder) / f"{stem}.py"
-    checked: dict[str, bool] = {}
-    for run in runs:
-        name = run.kwargs.get("function") if run.probe == "call" and isinstance(run.kwargs, dict) else None
-        if isinstance(name, str):
-            checked[name] = checked.get(name, True) and not run.failed
-    passing = {name for name, passed in checked.items() if passed}
+    passing = _passing_functions(runs)
     if not passing:
         return
     _, _, steps, reference_steps = first
@@ -376,6 +412,18 @@ def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pr
             diagnosis.notes.append(note)
     if diagnosis.origin and diagnosis.origin == diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = "", ""
+
+
+def reduced_instead(shape: tuple, dim: int, kept: bool) -> str:
+    """How the reference reduces a value of ``shape``: along ``dim`` (counted from the end) only, said
+    as a student writes it (the first dimension as 0, the others from the end), with what it leaves
+    (one result per row or column of a matrix), and keepdim only where the reference keeps it."""
+    first = dim + len(shape) == 0
+    said = 0 if first else dim
+    leaves = ("one result per column" if first else "one result per row") if len(shape) == 2 else \
+        "one result for each index of the other dimensions"
+    return (f"the reference reduces the same values along dimension {said} only (of size {shape[dim]}), {leaves}: "
+            f"give that dimension (dim={said}{', keepdim=True' if kept else ''})")
 
 
 def _factor_said(said: str, localized: list) -> str:
@@ -467,10 +515,18 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
         if diagnosis.origin.split(" (")[0] == raised_at:
             diagnosis.origin, diagnosis.origin_code = "", ""
         return
+    reaching = _ancestors(steps, [p for p in raised if type(p) is int])
     for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [])):
         at, code = line_at(steps[departs][2], folder, stem)
         if n == 0 and raised and at == raised_at:
-            break  # the walk from what the call received ends on the line that raised: nothing before it is shown
+            if any(type(p) is int and p in steps for p in steps[departs][3]):
+                break  # the walk from what the call received ends on the line that raised: nothing before it is shown
+            # It ends at a value made there from no tensor of the student's (a repeat of an input, an
+            # arange: sized by numbers, a reference function's steps all told at the calling line): the
+            # first step of a shape the reference never makes is shown, if it reaches the call that raised.
+            continue
+        if n > 0 and departs not in reaching:
+            continue
         if at and at != raised_at:
             shape = tuple(steps[departs][1])
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
@@ -579,6 +635,18 @@ def broadcast(*shapes: tuple) -> bool:
     """Whether ``shapes`` broadcast together (torch's rule: aligned from the right, each size equal or 1).
     ``torch.broadcast_shapes`` says the same, but its error costs some 20 ms."""
     return all(len(set(sizes) - {1}) <= 1 for sizes in itertools.zip_longest(*(s[::-1] for s in shapes), fillvalue=1))
+
+
+def _ancestors(steps: dict, start: list[int]) -> set[int]:
+    """The steps ``start`` are computed from, and those they are computed from, and so on (``start`` too)."""
+    seen, frontier = set(), list(start)
+    while frontier:
+        i = frontier.pop()
+        if i in seen or i not in steps:
+            continue
+        seen.add(i)
+        frontier.extend(p for p in steps[i][3] if type(p) is int)
+    return seen
 
 
 def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:
@@ -690,13 +758,11 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             f"reordered: .permute{order}")
     if whole_reduction(steps, origin.step):
         parent = next(p for p in steps[origin.step][3] if type(p) is int)
-        dims = reduced_along(reference_steps, steps[origin.step][0], steps[parent][1])
-        if len(dims) == 1:
-            diagnosis.notes.append(
-                f"{at.split(', ')[-1]} reduces a whole tensor of shape {tuple(steps[parent][1].shape)} to one number "
-                f"({steps[origin.step][0]} over every entry); the reference reduces the same values along dimension "
-                f"{dims[0]} only, one result per row: give that dimension (dim={dims[0]}, keepdim=True where the "
-                f"result divides the rows)")
+        ways = reduced_along(reference_steps, steps[origin.step][0], steps[parent][1])
+        if len(ways) == 1:
+            diagnosis.notes.append(f"{at.split(', ')[-1]} reduces a whole tensor of shape "
+                                   f"{tuple(steps[parent][1].shape)} to one number ({steps[origin.step][0]} over every "
+                                   f"entry); " + reduced_instead(tuple(steps[parent][1].shape), *ways[0]))
     if origin.same_inputs:
         _uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
         return

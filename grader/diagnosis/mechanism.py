@@ -188,6 +188,42 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
     return notes[:3]
 
 
+# Tensor methods that return a new tensor and leave the one they are called on as it was: a
+# statement that only calls one of them computes a value and drops it.
+RETURNS_NEW = frozenset({"reshape", "view", "permute", "transpose", "flatten", "squeeze", "unsqueeze", "contiguous",
+                         "float", "long", "int", "to", "masked_fill", "repeat_interleave", "expand", "clone",
+                         "softmax", "sum", "mean", "t", "type"})
+
+
+def dropped_results(path: Path, calling: int) -> list[str]:
+    """Statements of the function holding line ``calling``, before it, that call a method returning a
+    new tensor (``valid_lens.reshape(-1)``) on a name that line ``calling`` passes on, and keep
+    nothing of what it returns: notes with their line (the call then passes the name unchanged)."""
+    tree = _tree(path)
+    if tree is None:
+        return []
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.lineno < calling <= (n.end_lineno or n.lineno)]
+    if not functions:
+        return []
+    function = min(functions, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+    call = [n for n in ast.walk(function) if isinstance(n, ast.stmt) and n.lineno <= calling <= (n.end_lineno or n.lineno)]
+    passed = {n.id for statement in call[-1:] for n in ast.walk(statement) if isinstance(n, ast.Name)
+              and isinstance(n.ctx, ast.Load)}
+    notes = []
+    for statement in ast.walk(function):
+        if not (isinstance(statement, ast.Expr) and statement.lineno < calling and isinstance(statement.value, ast.Call)):
+            continue
+        method = statement.value.func
+        if (isinstance(method, ast.Attribute) and method.attr in RETURNS_NEW and isinstance(method.value, ast.Name)
+                and method.value.id in passed):
+            name = method.value.id
+            notes.append(f"line {statement.lineno} ({ast.unparse(statement.value)}) keeps nothing of what it "
+                         f"computes: {method.attr} returns a new tensor and leaves {name} as it was, so line "
+                         f"{calling} passes {name} unchanged")
+    return notes[:2]
+
+
 def misspelled_names(path: Path, text: str) -> list[str]:
     """For names that a failing check reads (``decoder.attention_weights`` in ``text``, its words as
     the checks print them) that nothing in the student's file defines: the classes of theirs that

@@ -224,6 +224,9 @@ def first_unknown(start, parents_of, known) -> int | None:
     return min(roots) if roots else None
 
 
+UNINITIALISED = {"empty", "empty_like", "new_empty", "empty_strided"}
+
+
 def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Origin | None:
     """Where the value at ``steps[start]`` first went wrong (see the module docstring)."""
     values = KnownValues(reference_steps, extra)
@@ -235,15 +238,22 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     # a student may build them otherwise than the reference and be right, so they are not judged
     # by value; what they are used in is.
     constant: dict[int, bool] = {}
+    starts: set[int] = set()  # tensors made only to be written into: never listed as what a line is computed from
     for i, step in enumerate(steps):
         constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
-        # A tensor filled with one number from nothing (torch.zeros to write rows into): a way of
-        # starting, not a value to judge; what is written into it is.
-        constant[i] = constant[i] or (not parents_of(i) and step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all()))
+        # A tensor filled with one number from nothing (torch.zeros to write rows into), or memory left
+        # uninitialised (torch.empty, empty_like): a way of starting, not a value to judge; what is
+        # written into it is.
+        if ((not parents_of(i) and step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all()))
+                or operation_of(step[0].split("[")[0]) in UNINITIALISED):
+            constant[i] = True
+            starts.add(i)
 
     def known(i: int) -> bool:
         if not 0 <= i < len(steps) or constant.get(i):
             return True
+        if steps[i][0].split("[")[0] == "unbind":  # a row of a loop over a tensor (for item in X): as right as X
+            return all(known(p) for p in parents_of(i) if type(p) is int)
         if whole_reduction(steps, i):  # one number from a whole tensor: judged like any value
             return bool(values.matching(steps[i][1]))
         if steps[i][0] in LAYOUT and values.misplaced(steps[i][1]):
@@ -257,7 +267,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     root = first_unknown([start], parents_of, known)
     if root is None:
         return None
-    inputs = sorted({p for p in parents_of(root) if type(p) is int})
+    inputs = sorted({p for p in parents_of(root) if type(p) is int and p not in starts})
     matched = [values.matching(steps[p][1], exact=True) for p in inputs if steps[p][1].numel() > 1]
     same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
     if same:
@@ -359,9 +369,10 @@ def whole_reduction(steps: list, i: int) -> bool:
             and steps[parents[0]][1].numel() > 1)
 
 
-def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> list[int]:
-    """The dimensions along which the reference's steps of kind ``label`` (``sum``) reduce a value equal
-    to ``source`` (same shape) to more than one number (one per row), else []."""
+def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> list[tuple[int, bool]]:
+    """``(dimension, kept)`` for each way the reference's steps of kind ``label`` (``sum``) reduce a
+    value equal to ``source`` (same shape) to more than one number: the dimension counted from the
+    end, and whether the result keeps it (``keepdim=True``, size 1); else []."""
     values = KnownValues(reference_steps)
     holding = set(values.matching(source, exact=True))
     found = []
@@ -374,7 +385,7 @@ def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> li
         if not kept and len(out) == len(shape) - 1:
             dims = [d for d in range(len(shape)) if shape[:d] + shape[d + 1:] == out]
         if len(dims) == 1:
-            found.append(dims[0] - len(shape))
+            found.append((dims[0] - len(shape), kept))
     return sorted(set(found))
 
 
