@@ -25,8 +25,8 @@ def copy_v2_weights_into_v1(sa_v1, sa_v2):
 
     Overwrite the values of ``sa_v1.W_query``, ``sa_v1.W_key`` and ``sa_v1.W_value``
     with the matching ``sa_v2`` Linear weights, transposed to shape
-    ``(d_in, d_out)``. Keep the v1 attributes as the module's ``nn.Parameter``
-    objects (replace their data, not the attributes themselves). ``sa_v2`` must be
+    ``(d_in, d_out)``. The v1 attributes stay trainable ``nn.Parameter``s (replace
+    their data, or assign new ``nn.Parameter`` objects as the book does). ``sa_v2`` must be
     left unchanged. The modules are assumed to be built with the same ``d_in`` and
     ``d_out`` and ``sa_v2`` without bias (version 1 has no bias).
 
