@@ -477,33 +477,24 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     computed = computed_lines([where for _, _, where, _ in steps.values()], stem)
     dropped = dropped_dimension(steps, raised)
     theirs = reference_reduction(steps, dropped[0], reference_steps or []) if dropped is not None else None
-    if dropped is not None and theirs is not None:  # the reference reduces the same value over another dimension
-        k, dim, _, other = dropped
-        at, code = line_at(steps[k][2], folder, stem)
-        line = at.split(", ")[-1] if at else "a line of yours"
-        what = steps[k][0].split("[")[0]
-        source, size = tuple(steps[[q for q in steps[k][3] if type(q) is int and q in steps][0]][1]), theirs[0]
-        diagnosis.notes.append(
-            f"{line} ({what} over {'one dimension' if dim is None else f'dimension {dim}'} of a value of shape "
-            f"{source}) gives shape {tuple(steps[k][1])}; "
-            f"the reference's {what} of its value of that shape runs over dimension {size} and gives shape "
-            f"{theirs[1]}, which fits the shape {other} it is combined with")
-        if at and at != raised_at:
-            diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
-        return
-    if dropped is not None and not reduced_otherwise(steps, dropped[0], reference_steps or []):
-        # a reduction without keepdim: the shapes fit with it, proven on the shapes
+    if dropped is not None and (theirs is not None or not reduced_otherwise(steps, dropped[0], reference_steps or [])):
         k, dim, kept, other = dropped
         at, code = line_at(steps[k][2], folder, stem)
         line = at.split(", ")[-1] if at else "a line of yours"
         what = steps[k][0].split("[")[0]
-        diagnosis.notes.append(
-            f"{line} ({what} over dimension {dim}) gives shape {tuple(steps[k][1])}, without that dimension; with "
-            f"keepdim=True it would have shape {kept}, which fits the shape {other} it is combined with where the error "
-            f"is raised" if dim is not None else
-            f"{line} ({what} over one dimension) gives shape {tuple(steps[k][1])}, without that dimension; with "
-            f"keepdim=True (the dimension kept, of size 1) it fits the shape {other} it is combined with where the "
-            f"error is raised")
+        over = "one dimension" if dim is None else f"dimension {dim}"
+        if theirs is not None:  # the reference reduces the same value over another dimension: that one is said
+            source = tuple(steps[[q for q in steps[k][3] if type(q) is int and q in steps][0]][1])
+            diagnosis.notes.append(
+                f"{line} ({what} over {over} of a value of shape {source}) gives shape {tuple(steps[k][1])}; the "
+                f"reference's {what} of its value of that shape runs over dimension {theirs[0]} and gives shape "
+                f"{theirs[1]}, which fits the shape {other} it is combined with")
+        else:  # a reduction without keepdim: the shapes fit with it, proven on the shapes
+            kept_said = f"it would have shape {kept}, which fits" if dim is not None else \
+                "(the dimension kept, of size 1) it fits"
+            diagnosis.notes.append(f"{line} ({what} over {over}) gives shape {tuple(steps[k][1])}, without that "
+                                   f"dimension; with keepdim=True {kept_said} the shape {other} it is combined with "
+                                   f"where the error is raised")
         if at and at != raised_at:
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
         return
