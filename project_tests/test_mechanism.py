@@ -102,6 +102,15 @@ CASES = [
     {"id": "additive-squeeze-every-dimension", "assignment": "d2l_attention", "module": "scoring",
      "old": "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n",
      "new": "        scores = torch.squeeze(self.w_v(features))\n"},
+    # A product transposed as a whole on its own line (.mT, unrecorded): shown as the line leaves it.
+    {"id": "v1-product-transposed-whole", "assignment": "ch03", "module": "self_attention_v1",
+     "old": "        return attn_weights @ values\n",
+     "new": "        context = (values.T @ attn_weights).mT\n        return context\n"},
+    # A number given to a helper that passes its own checks (the public one by a round-trip probe):
+    # the helper's lines are not listed; the attribute given is.
+    {"id": "multihead-twice-the-heads", "assignment": "d2l_attention", "module": "multihead",
+     "old": "        self.num_heads = num_heads\n",
+     "new": "        self.num_heads = 2 * num_heads\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -316,6 +325,23 @@ def test_a_statement_that_keeps_nothing_of_a_new_tensor_is_found_only_for_what_t
     assert len(notes) == 2 and notes[0].startswith("line 2 (lens.reshape(-1)) keeps nothing") and "line 3" in notes[1]
     path.write_text("def f(x, lens):\n    y = x\n    lens.reshape(-1)\n    return g(y)\n")
     assert dropped_results(path, 4) == []  # lens is not what the call passes
+
+
+def test_a_result_transposed_as_a_whole_is_shown_as_its_line_leaves_it(graded):
+    for side, view in views(graded, "v1-product-transposed-whole").items():
+        diagnosis = diagnosis_of(view)
+        assert "transposes its result as a whole (.mT)" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+        assert diagnosis.get("actual", "").startswith("shape (") and diagnosis["actual"].split(":")[0] == \
+            diagnosis.get("expected", "").split(":")[0], (side, diagnosis)  # the shape the line leaves: the expected one
+
+
+def test_what_a_call_gives_a_passing_helper_is_shown_and_the_helpers_lines_are_not(graded):
+    for side, view in views(graded, "multihead-twice-the-heads").items():
+        diagnosis = diagnosis_of(view)
+        assert any("self.num_heads = 2 * num_heads" in line for line in diagnosis.get("made") or []), (side, diagnosis)
+        assert not any("X.reshape(X.shape[0], X.shape[1], num_heads, -1)" in line
+                       for line in diagnosis.get("inputs") or []), (side, diagnosis)
+        assert "which passes every check that calls it" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
 
 
 def test_the_references_reduction_of_the_same_value_is_found_by_shape():

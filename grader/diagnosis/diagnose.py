@@ -185,9 +185,11 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     output = output_of(run.student)
     diagnosis.stage, diagnosis.checked = found.stage, run.checked
     if found.actual is not None:
-        diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, found.actual)
+        actual = found.actual
         if found.step is not None:
             diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
+            actual = _as_its_line_leaves_it(actual, found.expected, steps[found.step][2], folder, stem, diagnosis)
+        diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, actual)
     else:
         diagnosis.expected = fmt(found.expected)
         departs = shape_departure(floating(reference_steps), steps) if found.stage != OUTPUT else None
@@ -337,12 +339,15 @@ def _along_dim(t: torch.Tensor, dim: int) -> str:
 
 
 def _passing_functions(runs: list[ProbeRun]) -> set[str]:
-    """The module's functions called by checks of their own (the ``call`` probe), each passing all of them."""
+    """The module's functions called by checks of their own (the ``call`` probe, or a probe given
+    ``functions=[...]``, the names it calls), each passing all of them."""
     checked: dict[str, bool] = {}
     for run in runs:
-        name = run.kwargs.get("function") if run.probe == "call" and isinstance(run.kwargs, dict) else None
-        if isinstance(name, str):
-            checked[name] = checked.get(name, True) and not run.failed
+        kwargs = run.kwargs if isinstance(run.kwargs, dict) else {}
+        names = [kwargs.get("function")] if run.probe == "call" else list(kwargs.get("functions") or [])
+        for name in names:  # a probe that checks functions of the module by name says which
+            if isinstance(name, str):
+                checked[name] = checked.get(name, True) and not run.failed
     return {name for name, passed in checked.items() if passed}
 
 
@@ -405,11 +410,17 @@ def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pr
         calling = step[2][2]
         setattr(diagnosis, attribute, f"{stem}.py, line {calling}")
         setattr(diagnosis, "code" if attribute == "where" else "origin_code", statement_at(path, calling))
-        note = (f"line {number} is in {helper}, which passes every check that calls it; line {calling} calls it "
-                f"where the first value that differs is made: the call (which function it calls, or what it "
-                f"gives it) is where it goes wrong")
-        if note not in diagnosis.notes:
-            diagnosis.notes.append(note)
+        note = (f"is in {helper}, which passes every check that calls it; line {calling} calls it where the first "
+                f"value that differs is made: the call (which function it calls, or what it gives it) is where it "
+                f"goes wrong")
+        if not any(n.endswith(note) for n in diagnosis.notes):
+            diagnosis.notes.append(f"line {number} {note}")
+            # The helper's own lines are right: not listed as what the value is computed from; what the
+            # call gives it besides the values the walk followed is (self.num_heads, a number).
+            diagnosis.inputs = [line for line in diagnosis.inputs if not line.split(":")[0].removeprefix("line ").isdigit()
+                                or enclosing_function(path, int(line.split(":")[0].removeprefix("line "))) != helper]
+            _uses_made(diagnosis, stem, f"{stem}.py, line {calling}", statement_at(path, calling),
+                       computed_lines([s[2] for s in steps], stem), folder)
     if diagnosis.origin and diagnosis.origin == diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = "", ""
 
@@ -775,6 +786,23 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
 
 # How a repeated operation is said (applied_twice): the verb on the line, the noun of the operation.
 TWICE = {"div": ("divides", "division"), "mul": ("multiplies", "multiplication")}
+
+
+def _as_its_line_leaves_it(actual, expected, where: list, folder: Path | None, stem: str, diagnosis: Diagnosis):
+    """The student's value as the line that computes it leaves it: a statement that transposes its
+    whole result with ``.T`` (``return (values.T @ w).T``), which the trace follows through unrecorded,
+    gives the transpose; shown so (with a note) where only that has the expected shape, never a shape
+    the line does not make."""
+    if (folder is None or where[0] != f"{stem}.py" or not where[1] or not isinstance(actual, torch.Tensor)
+            or actual.dim() < 2 or tuple(actual.shape) == tuple(expected.shape)
+            or tuple(actual.mT.shape) != tuple(expected.shape)):
+        return actual
+    attribute = transposed_at(Path(folder) / f"{stem}.py", where[1])[0]
+    if not attribute:
+        return actual
+    diagnosis.notes.append(f"line {where[1]} transposes its result as a whole (.{attribute}): yours is shown as the "
+                           f"line leaves it, of shape {tuple(actual.mT.shape)}")
+    return actual.mT
 
 
 def _through_transposes(origin, steps: list, reference_steps: list, folder: Path | None, stem: str):

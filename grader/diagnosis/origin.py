@@ -455,15 +455,16 @@ def _statement_node(path: Path, line: int):
 
 
 def transposed_at(path: Path, line: int) -> tuple[str, bool]:
-    """For the statement of ``path`` at ``line``: the transposing attribute that the value it assigns
-    is, as a whole (``m = expr.T``: "T"; ``.mT``, ``.H``, ``.mH``), else "", and whether it reads one anywhere.
+    """For the statement of ``path`` at ``line``: the transposing attribute that the value it assigns or
+    returns is, as a whole (``m = expr.T``, ``return expr.T``: "T"; ``.mT``, ``.H``, ``.mH``), else "",
+    and whether it reads one anywhere.
     The trace follows such attributes through as the same value (:mod:`grader.sandbox.trace`): a step
     recorded there holds the value before it was transposed."""
     node = _statement_node(path, line)
     if node is None:
         return "", False
     value = getattr(node, "value", None)
-    whole = (value.attr if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(value, ast.Attribute)
+    whole = (value.attr if isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and isinstance(value, ast.Attribute)
              and value.attr in TRANSPOSING else "")
     anywhere = any(isinstance(n, ast.Attribute) and n.attr in TRANSPOSING for n in ast.walk(node))
     return whole, anywhere

@@ -3,8 +3,9 @@
 from grader.sandbox import probing
 
 
-def round_trip(student, x, num_heads):
-    """``transpose_qkv(x)`` and ``transpose_output`` of that."""
+def round_trip(student, x, num_heads, functions=()):
+    """``transpose_qkv(x)`` and ``transpose_output`` of that (``functions``: their names, which the
+    diagnosis reads to know which functions of the module these checks call by name)."""
     split = probing.call(probing.part(student, "transpose_qkv"), x, num_heads)
     return {"split": split, "back": probing.call(probing.part(student, "transpose_output"), split, num_heads)}
 
