@@ -318,7 +318,7 @@ def test_a_statement_that_keeps_nothing_of_a_new_tensor_is_found_only_for_what_t
     path = tmp_path / "mine.py"
     path.write_text("def f(x, lens):\n"
                     "    lens.reshape(-1)\n"
-                    "    x.float()\n"
+                    "    x.t()\n"
                     "    lens = lens + 0\n"
                     "    return g(x, lens)\n")
     notes = dropped_results(path, 5)

@@ -189,10 +189,10 @@ def unused_values(path: Path, lines: list[int]) -> list[str]:
 
 
 # Tensor methods that return a new tensor and leave the one they are called on as it was: a
-# statement that only calls one of them computes a value and drops it.
+# statement that only calls one of them computes a value and drops it. Not .to, .float, .type and
+# their kin: on an nn.Module they change the module itself.
 RETURNS_NEW = frozenset({"reshape", "view", "permute", "transpose", "flatten", "squeeze", "unsqueeze", "contiguous",
-                         "float", "long", "int", "to", "masked_fill", "repeat_interleave", "expand", "clone",
-                         "softmax", "sum", "mean", "t", "type"})
+                         "masked_fill", "repeat_interleave", "expand", "clone", "softmax", "sum", "mean", "t"})
 
 
 def dropped_results(path: Path, calling: int) -> list[str]:
