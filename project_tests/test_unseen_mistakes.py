@@ -84,8 +84,11 @@ KEPT = sorted((ROOT / "project_tests" / "fresh_mistakes").glob("*.diff"))
 # values (test_agreement.py's pe-table-parameter keeps full marks on both sides, as issue 34 asked);
 # new nn.Parameter objects for sa_v1's matrices are the book's own answer to Exercise 3.1 (the stub's
 # docstring asked for the old objects until 2026-11-28; it now allows both, as the checks always did).
+# A trainable table (2026-11-28h 55) is the same case: the contract fixes P's values and shape, not
+# whether it is a buffer, a frozen or a trainable parameter (docs/feedback-measures.md, the eighth measure).
 CORRECT_UNDER_THE_CONTRACT = {"55-d2l_attention-positional_encoding-P-as-parameter",
-                              "17-ch03-weight_transfer-replaces-parameter-objects"}
+                              "17-ch03-weight_transfer-replaces-parameter-objects",
+                              "55-d2l_attention-positional_encoding-trainable-parameter"}
 
 
 @pytest.fixture(scope="module", params=KEPT, ids=lambda diff: diff.stem)
