@@ -111,6 +111,9 @@ CASES = [
     {"id": "multihead-twice-the-heads", "assignment": "d2l_attention", "module": "multihead",
      "old": "        self.num_heads = num_heads\n",
      "new": "        self.num_heads = 2 * num_heads\n"},
+    # A length taken from the wrong dimension: the line of that number is where the wrong shape starts.
+    {"id": "sequence-mask-length-of-rows", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "    maxlen = X.size(1)\n", "new": "    maxlen = X.shape[0]\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -342,6 +345,13 @@ def test_what_a_call_gives_a_passing_helper_is_shown_and_the_helpers_lines_are_n
         assert not any("X.reshape(X.shape[0], X.shape[1], num_heads, -1)" in line
                        for line in diagnosis.get("inputs") or []), (side, diagnosis)
         assert "which passes every check that calls it" in " ".join(diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_a_wrong_shape_sized_by_one_number_starts_at_that_numbers_line(graded):
+    for side, view in views(graded, "sequence-mask-length-of-rows").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("maxlen = X.shape[0]"), (side, diagnosis)
+        assert "(the number maxlen, which sizes the step" in diagnosis.get("origin", ""), (side, diagnosis)
 
 
 def test_the_references_reduction_of_the_same_value_is_found_by_shape():

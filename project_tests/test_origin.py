@@ -244,6 +244,17 @@ def test_a_row_of_a_loop_over_an_input_is_as_right_as_the_input(tmp_path):
     assert line == 12  # rows.append(row.flip(0)); never line 11: for row in x
 
 
+def test_a_tensor_of_zeros_shaped_like_another_then_expanded_is_a_way_of_starting(tmp_path):
+    # zeros_like(x[:, :1]).expand(...).clone(): made for its shape alone; the loop stops one row short.
+    mistaken = REFERENCE.replace("    return weights @ values\n",
+                                 "    out = torch.zeros_like(x[:, :1]).expand(-1, values.shape[1]).clone()\n"
+                                 "    for i in range(x.shape[0] - 1):\n"
+                                 "        out[i] = weights[i] @ values\n"
+                                 "    return out\n")
+    found = origin_line(tmp_path, mistaken, "attend", *torch.rand(4, 3, 3).unbind())
+    assert found is None or found[0] != 14  # never line 14: out = torch.zeros_like(...)
+
+
 MASKING = """import torch
 
 def causal_weights(x, wq, wk):

@@ -22,7 +22,7 @@ from grader.diagnosis.mechanism import (dropped_results, enclosing_function, enc
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
-                                     whole_reduction, transposed_at, Origin, wrong_join, reordered)
+                                     whole_reduction, transposed_at, Origin, wrong_join, reordered, FOR_SHAPE)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
 from grader.model import Diagnosis
@@ -193,6 +193,9 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     else:
         diagnosis.expected = fmt(found.expected)
         departs = shape_departure(floating(reference_steps), steps) if found.stage != OUTPUT else None
+        while departs is not None and _for_its_shape_only(all_steps, at_float[departs]):  # zeros_like(x[..., :1])
+            later = shape_departure(floating(reference_steps), steps[departs + 1:])
+            departs = None if later is None else departs + 1 + later
         shapes = [tuple(step[1].shape) for step in steps] + ([tuple(output.shape)] if output is not None else [])
         same_shape = tuple(found.expected.shape) in shapes
         diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
@@ -533,6 +536,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             shape = tuple(steps[departs][1])
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
             _uses_made(diagnosis, stem, at, code, computed, folder, layers=[])  # the numbers it sizes things by
+            _sized_by_one_number(diagnosis, steps[departs], at, shape)
             return
     # What the line that raised uses besides tensors (a number, an attribute such as self.head_dim);
     # a layer it calls (self.W_k) only when that layer's own tensors went into the call that raised,
@@ -637,6 +641,21 @@ def broadcast(*shapes: tuple) -> bool:
     """Whether ``shapes`` broadcast together (torch's rule: aligned from the right, each size equal or 1).
     ``torch.broadcast_shapes`` says the same, but its error costs some 20 ms."""
     return all(len(set(sizes) - {1}) <= 1 for sizes in itertools.zip_longest(*(s[::-1] for s in shapes), fillvalue=1))
+
+
+def _sized_by_one_number(diagnosis: Diagnosis, step: list, at: str, shape: tuple) -> None:
+    """A step of a wrong shape made from no tensor of the student's (``torch.arange(maxlen)``), on a
+    line that uses one number made on a line of its own (``maxlen = X.size(-1)``): that line is where
+    the wrong shape starts, and it is shown so (the line of the step, which is right, as context)."""
+    if any(type(p) is int for p in step[3]) or len(diagnosis.made) != 1:
+        return
+    name, _, rest = diagnosis.made[0].partition(": line ")
+    number, _, code = rest.partition(": ")
+    if name.startswith("self.") or not number.isdigit():
+        return
+    diagnosis.origin = (f"{at.rsplit(', line ', 1)[0]}, line {number} (the number {name}, which sizes the step of "
+                        f"shape {shape} at line {at.rsplit(', line ', 1)[-1]} that the reference never makes)")
+    diagnosis.origin_code, diagnosis.made = code, []
 
 
 def _ancestors(steps: dict, start: list[int]) -> set[int]:
@@ -786,6 +805,13 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
 
 # How a repeated operation is said (applied_twice): the verb on the line, the noun of the operation.
 TWICE = {"div": ("divides", "division"), "mul": ("multiplies", "multiplication")}
+
+
+def _for_its_shape_only(steps: list, i: int) -> bool:
+    """Whether every step computed from ``steps[i]`` reads only its shape (``torch.zeros_like``): a
+    value made to size a tensor to write into, never itself a wrong value or a wrong shape to show."""
+    users = [s for s in steps if i in (s[3] if len(s) > 3 else ())]
+    return bool(users) and all(s[0].split("[")[0] in FOR_SHAPE for s in users)
 
 
 def _as_its_line_leaves_it(actual, expected, where: list, folder: Path | None, stem: str, diagnosis: Diagnosis):

@@ -225,6 +225,9 @@ def first_unknown(start, parents_of, known) -> int | None:
 
 
 UNINITIALISED = {"empty", "empty_like", "new_empty", "empty_strided"}
+# Steps that read only the shape (and type) of what they are given (torch.zeros_like(x)).
+FOR_SHAPE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "new_zeros",
+                       "new_ones", "new_empty", "new_full"})
 
 
 def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Origin | None:
@@ -240,12 +243,16 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     constant: dict[int, bool] = {}
     starts: set[int] = set()  # tensors made only to be written into: never listed as what a line is computed from
     for i, step in enumerate(steps):
-        constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
-        # A tensor filled with one number from nothing (torch.zeros to write rows into), or memory left
-        # uninitialised (torch.empty, empty_like): a way of starting, not a value to judge; what is
-        # written into it is.
-        if ((not parents_of(i) and step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all()))
-                or operation_of(step[0].split("[")[0]) in UNINITIALISED):
+        constant[i] = not step[1].is_floating_point() and all(constant.get(p, False) if type(p) is int else p == OUTSIDE
+                                                              for p in parents_of(i))  # from inputs (valid_lens[k::h])
+        # A tensor filled with one number from nothing or from another's shape alone (torch.zeros,
+        # zeros_like, then expanded or cloned, to write rows into), or memory left uninitialised
+        # (torch.empty, empty_like): a way of starting, not a value to judge; what is written into it is.
+        operation = operation_of(step[0].split("[")[0])
+        uniform = step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all())
+        from_starts = all(type(p) is int and p in starts for p in parents_of(i))  # expand, clone of one
+        if ((uniform and (not parents_of(i) or operation in FOR_SHAPE or (operation in LAYOUT and from_starts)))
+                or operation in UNINITIALISED):
             constant[i] = True
             starts.add(i)
 
