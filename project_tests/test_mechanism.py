@@ -114,6 +114,10 @@ CASES = [
     # A length taken from the wrong dimension: the line of that number is where the wrong shape starts.
     {"id": "sequence-mask-length-of-rows", "assignment": "d2l_attention", "module": "masked_softmax",
      "old": "    maxlen = X.size(1)\n", "new": "    maxlen = X.shape[0]\n"},
+    # A wrong shape computed from the inputs (not from numbers alone): its own line, never its scale's.
+    {"id": "dot-einsum-keys-first", "assignment": "d2l_attention", "module": "scoring",
+     "old": "        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (b, num_queries, num_kv_pairs)\n",
+     "new": "        scores = torch.einsum(\"bqd,bkd->bkq\", queries, keys) / math.sqrt(d)\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -352,6 +356,13 @@ def test_a_wrong_shape_sized_by_one_number_starts_at_that_numbers_line(graded):
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("origin_code", "").startswith("maxlen = X.shape[0]"), (side, diagnosis)
         assert "(the number maxlen, which sizes the step" in diagnosis.get("origin", ""), (side, diagnosis)
+
+
+def test_a_wrong_shape_computed_from_the_inputs_is_not_moved_to_its_scales_line(graded):
+    for side, view in views(graded, "dot-einsum-keys-first").items():
+        diagnosis = diagnosis_of(view)
+        assert "einsum" in diagnosis.get("origin_code", "") + diagnosis.get("code", ""), (side, diagnosis)
+        assert "the number d" not in diagnosis.get("origin", ""), (side, diagnosis)
 
 
 def test_the_references_reduction_of_the_same_value_is_found_by_shape():

@@ -643,11 +643,15 @@ def broadcast(*shapes: tuple) -> bool:
     return all(len(set(sizes) - {1}) <= 1 for sizes in itertools.zip_longest(*(s[::-1] for s in shapes), fillvalue=1))
 
 
+# Steps that make a tensor from numbers alone (their sizes and values are the numbers they are given).
+MADE_FROM_NUMBERS = frozenset({"arange", "ones", "zeros", "full", "empty", "eye", "linspace", "rand", "randn", "randint"})
+
+
 def _sized_by_one_number(diagnosis: Diagnosis, step: list, at: str, shape: tuple) -> None:
-    """A step of a wrong shape made from no tensor of the student's (``torch.arange(maxlen)``), on a
+    """A step of a wrong shape made from numbers alone (``torch.arange(maxlen)``), on a
     line that uses one number made on a line of its own (``maxlen = X.size(-1)``): that line is where
     the wrong shape starts, and it is shown so (the line of the step, which is right, as context)."""
-    if any(type(p) is int for p in step[3]) or len(diagnosis.made) != 1:
+    if step[0].split("[")[0] not in MADE_FROM_NUMBERS or any(type(p) is int for p in step[3]) or len(diagnosis.made) != 1:
         return
     name, _, rest = diagnosis.made[0].partition(": line ")
     number, _, code = rest.partition(": ")

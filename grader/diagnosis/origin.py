@@ -243,8 +243,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
     constant: dict[int, bool] = {}
     starts: set[int] = set()  # tensors made only to be written into: never listed as what a line is computed from
     for i, step in enumerate(steps):
-        constant[i] = not step[1].is_floating_point() and all(constant.get(p, False) if type(p) is int else p == OUTSIDE
-                                                              for p in parents_of(i))  # from inputs (valid_lens[k::h])
+        constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
         # A tensor filled with one number from nothing or from another's shape alone (torch.zeros,
         # zeros_like, then expanded or cloned, to write rows into), or memory left uninitialised
         # (torch.empty, empty_like): a way of starting, not a value to judge; what is written into it is.
