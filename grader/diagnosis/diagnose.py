@@ -354,6 +354,19 @@ def _passing_functions(runs: list[ProbeRun]) -> set[str]:
     return {name for name, passed in checked.items() if passed}
 
 
+def _helper_called(path: Path, stem: str, number: str, wheres: list, passing: set[str]) -> tuple[str, int] | None:
+    """``(helper, calling line)`` when line ``number`` of ``stem``.py is inside a function of ``passing``
+    and a step recorded there (``wheres``: steps' ``[file, line, calling line]``) was called from a line
+    of another function of the module; else None."""
+    helper = enclosing_function(path, int(number)) if number.isdigit() else ""
+    if helper not in passing:
+        return None
+    where = next((w for w in wheres if w[0] == f"{stem}.py" and str(w[1]) == number and len(w) > 2 and w[2]), None)
+    if where is None or enclosing_function(path, where[2]) in ("", helper):
+        return None
+    return helper, where[2]
+
+
 def _shape_made_in_passing_helper(diagnosis: Diagnosis, stem: str, run: ProbeRun, runs: list[ProbeRun],
                                   folder: Path | None) -> None:
     """For an error whose wrong shape is first made inside a function of the module that passes every
@@ -365,18 +378,11 @@ def _shape_made_in_passing_helper(diagnosis: Diagnosis, stem: str, run: ProbeRun
         return
     path = Path(folder) / f"{stem}.py"
     number = diagnosis.origin.split(", line ")[1].split(" ")[0].rstrip(",")
-    helper = enclosing_function(path, int(number)) if number.isdigit() else ""
-    if not helper or helper not in _passing_functions(runs):
-        return
     steps, _ = parse_failure(run.shapes)
-    made = next((s for s in steps.values() if s[2][0] == f"{stem}.py" and str(s[2][1]) == number
-                 and len(s[2]) > 2 and s[2][2]), None)
-    if made is None:
+    called = _helper_called(path, stem, number, [s[2] for s in steps.values()], _passing_functions(runs))
+    if called is None:
         return
-    calling = made[2][2]
-    caller = enclosing_function(path, calling)
-    if caller in ("", helper):
-        return
+    helper, calling = called
     diagnosis.origin, diagnosis.origin_code = f"{stem}.py, line {calling}", statement_at(path, calling)
     diagnosis.notes.append(f"line {number} is in {helper}, which passes every check that calls it; line {calling} "
                            f"calls it with what makes the shape go wrong: what the call gives it is where it goes wrong")
@@ -401,16 +407,15 @@ def _passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pr
         if not shown.startswith(f"{stem}.py, line "):
             continue
         number = shown.split(", line ")[1].split(",")[0].split(" ")[0]
-        step = next((s for s in steps if s[2][0] == f"{stem}.py" and str(s[2][1]) == number and s[2][2]), None)
-        helper = enclosing_function(path, int(number)) if number.isdigit() else ""
-        if step is None or helper not in passing or enclosing_function(path, step[2][2]) in ("", helper):
+        called = _helper_called(path, stem, number, [s[2] for s in steps], passing)
+        if called is None:
             continue
+        helper, calling = called
         # A call whose result is one the reference computes is right: what follows it differs (a step
         # missing after it), never the call.
-        made = [s for s in steps if s[2][0] == f"{stem}.py" and s[2][1:3] == step[2][1:3]][-1]  # what the call gives
+        made = [s for s in steps if s[2][0] == f"{stem}.py" and str(s[2][1]) == number and s[2][2] == calling][-1]
         if isinstance(made[1], torch.Tensor) and KnownValues(reference_steps).matching(made[1], exact=True):
             continue
-        calling = step[2][2]
         setattr(diagnosis, attribute, f"{stem}.py, line {calling}")
         setattr(diagnosis, "code" if attribute == "where" else "origin_code", statement_at(path, calling))
         note = (f"is in {helper}, which passes every check that calls it; line {calling} calls it where the first "
