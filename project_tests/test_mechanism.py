@@ -332,6 +332,10 @@ def test_a_statement_that_keeps_nothing_of_a_new_tensor_is_found_only_for_what_t
     assert len(notes) == 2 and notes[0].startswith("line 2 (lens.reshape(-1)) keeps nothing") and "line 3" in notes[1]
     path.write_text("def f(x, lens):\n    y = x\n    lens.reshape(-1)\n    return g(y)\n")
     assert dropped_results(path, 4) == []  # lens is not what the call passes
+    # An argument nested too deep to write back (a student's file): the line as written, never an error.
+    path.write_text("def f(x, lens):\n    lens.reshape(" + "x + " * 600 + "x)\n    return g(x, lens)\n")
+    notes = dropped_results(path, 3)
+    assert len(notes) == 1 and notes[0].startswith("line 2 (lens.reshape(x + x + ")
 
 
 def test_a_result_transposed_as_a_whole_is_shown_as_its_line_leaves_it(graded):

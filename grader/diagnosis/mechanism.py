@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from grader.diagnosis.origin import statement_at
+
 # The methods Python or nn.Module call by name on a class of the student's: a method defined under a
 # near name is never called.
 CALLED_BY_NAME = ("__init__", "forward", "__call__", "extra_repr")
@@ -218,7 +220,11 @@ def dropped_results(path: Path, calling: int) -> list[str]:
         if (isinstance(method, ast.Attribute) and method.attr in RETURNS_NEW and isinstance(method.value, ast.Name)
                 and method.value.id in passed):
             name = method.value.id
-            notes.append(f"line {statement.lineno} ({ast.unparse(statement.value)}) keeps nothing of what it "
+            try:
+                shown = ast.unparse(statement.value)
+            except RecursionError:  # an expression nested too deep to write back: the line as written
+                shown = statement_at(path, statement.lineno)
+            notes.append(f"line {statement.lineno} ({shown}) keeps nothing of what it "
                          f"computes: {method.attr} returns a new tensor and leaves {name} as it was, so line "
                          f"{calling} passes {name} unchanged")
     return notes[:2]
