@@ -90,6 +90,13 @@ class Rubric:
         """Whether no reference module may run next to student code (``references = "private"``)."""
         return self.references == "private"
 
+    def phase(self, name: str) -> int:
+        """When ``name``'s workers may run in a plan (:func:`grader.sandbox.zygote.phases`): 0 for a
+        module that holds no reference, else one more than the latest of the modules it uses, so
+        that each reference's own module has run before any worker holds that reference."""
+        uses = () if self.private else self.exercise(name).uses
+        return max((self.phase(dependency) + 1 for dependency in uses), default=0)
+
     def exercise(self, name: str) -> Exercise:
         """The exercise called ``name``."""
         for exercise in self.exercises:

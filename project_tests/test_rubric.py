@@ -26,6 +26,16 @@ def test_uses_are_resolved_transitively_in_dependency_order(tmp_path):
     assert [e.name for e in rubric.exercises] == ["base", "middle", "top"]
 
 
+def test_a_module_s_phase_follows_every_module_it_uses_and_private_references_need_none(tmp_path):
+    text = ('[exercises.base]\n[exercises.other]\n[exercises.middle]\nuses = ["base"]\n'
+            '[exercises.top]\nuses = ["middle"]\n[exercises.beside]\nuses = ["base", "other"]\n')
+    rubric = load(write(tmp_path, text), "a")
+    assert {e.name: rubric.phase(e.name) for e in rubric.exercises} == {
+        "base": 0, "other": 0, "middle": 1, "top": 2, "beside": 1}
+    private = load(write(tmp_path, 'references = "private"\n' + text), "a")
+    assert {private.phase(e.name) for e in private.exercises} == {0}
+
+
 def test_circular_or_unknown_uses_are_rejected(tmp_path):
     with pytest.raises(RubricError, match="circular"):
         load(write(tmp_path, '[exercises.a]\nuses = ["b"]\n[exercises.b]\nuses = ["a"]\n'), "x")

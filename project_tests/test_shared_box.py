@@ -9,9 +9,12 @@ from project_tests.adversarial.grader_runs import require_isolation
 from project_tests.helpers import exercise, grade_cli, make_submission, solution_sources
 
 
-def plan(modules: dict[str, list[str]], workers: int) -> dict:
+def plan(modules: dict[str, list[str]], workers: int, phased: bool = True) -> dict:
+    rubric = {stem: uses for stem, uses in modules.items()}
+    phase = lambda stem: max((phase(dep) + 1 for dep in rubric[stem]), default=0)  # noqa: E731 - Rubric.phase's rule
     return {"limits": {"workers": workers},
-            "modules": {stem: {"uses": {dep: f"/solutions/{dep}.py" for dep in uses}} for stem, uses in modules.items()}}
+            "modules": {stem: {"uses": {dep: f"/solutions/{dep}.py" for dep in uses}, **({"phase": phase(stem)} if phased else {})}
+                        for stem, uses in modules.items()}}
 
 
 CH03 = {"simple_attention": [], "self_attention_v1": [], "self_attention_v2": [],
@@ -24,15 +27,31 @@ def stems(groups) -> list[list[str]]:
     return [[stem for stem, _ in group] for group in groups]
 
 
-def test_phases_hold_modules_whose_workers_hold_the_same_references_those_without_first():
+def test_a_module_runs_in_a_phase_after_every_module_it_uses_those_without_references_first():
     assert stems(phases(plan(CH03, workers=2))) == [
-        ["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["mha"], ["weight_transfer"]]
+        ["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["weight_transfer", "mha"]]
     assert stems(phases(plan(D2L, workers=2))) == [
         ["masked_softmax", "positional_encoding"], ["scoring"], ["multihead", "seq2seq_attention"]]
+    # A plan without phases (as before them): by the number of references, which grows along uses.
+    assert stems(phases(plan(CH03, workers=2, phased=False))) == [
+        ["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["mha"], ["weight_transfer"]]
     for modules in (CH03, D2L):
-        for phase in phases(plan(modules, workers=2)):
-            assert len({tuple(sorted(spec["uses"])) for _, spec in phase}) == 1
-            assert not {dep for _, spec in phase for dep in spec["uses"]} & {stem for stem, _ in phase}
+        for phased in (True, False):
+            ran: set[str] = set()
+            for phase in phases(plan(modules, workers=2, phased=phased)):
+                held = {dep for _, spec in phase for dep in spec["uses"]}
+                assert held <= ran  # every reference held answers a module that has run already
+                ran |= {stem for stem, _ in phase}
+
+
+def test_the_rubric_gives_the_plan_each_module_s_phase():
+    from grader.rubric import load
+    from project_tests.helpers import ROOT
+
+    for assignment, modules in (("ch03", CH03), ("d2l_attention", D2L)):
+        rubric = load(ROOT / "tests" / assignment, assignment)
+        expected = plan(modules, workers=2)["modules"]
+        assert {e.name: rubric.phase(e.name) for e in rubric.exercises} == {stem: spec["phase"] for stem, spec in expected.items()}
 
 
 def test_one_worker_at_a_time_runs_a_phase_in_one_box_and_several_split_it():

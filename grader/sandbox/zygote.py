@@ -210,26 +210,31 @@ def run_phase(groups: list[tuple[int, int, object]], stream) -> list[int]:
 
 
 def phases(plan: dict) -> list[list[tuple[str, dict]]]:
-    """The plan's modules in phases, run one after the other: a phase holds the modules whose workers
-    hold the same reference modules (``uses``), those with none first.
+    """The plan's modules in phases, run one after the other: a module's phase (``phase``, from the
+    rubric: :meth:`grader.rubric.Rubric.phase`) comes after the phase of every module it uses, so
+    the modules that hold no reference come first (a plan without it: the number of references it
+    holds, which also grows along ``uses``, every module below it being listed).
 
     Workers of one phase may run side by side; no two workers of different phases ever do. So a
-    worker that holds a reference (mha's, with the reference causal) never runs beside a worker of
-    the module it answers (causal), nor beside any worker that lacks a reference it holds: a worker
-    can learn nothing from those running beside it that it does not hold itself (the same
-    student's code and the same references), whatever the channel, timing included.
+    worker that holds a reference (mha's, with the reference causal) never runs beside, nor before,
+    the worker of the module it answers (causal), nor beside any worker of an earlier phase
+    (self_attention_v2, which a masked-off causal attention would answer). It may run beside a
+    worker of its own phase that holds other references (ch03: weight_transfer's, with the two
+    self-attention classes): each could learn the other's, whose own modules have run already in
+    this plan (docs/threat-model.md, *Phases*).
     """
-    by_references: dict[tuple[str, ...], list[tuple[str, dict]]] = {}
+    by_phase: dict[int, list[tuple[str, dict]]] = {}
     for stem, spec in plan["modules"].items():
-        by_references.setdefault(tuple(sorted(spec.get("uses", {}))), []).append((stem, spec))
-    return [by_references[key] for key in sorted(by_references, key=lambda key: (len(key), key))]
+        by_phase.setdefault(int(spec.get("phase", len(spec.get("uses", {})))), []).append((stem, spec))
+    return [by_phase[key] for key in sorted(by_phase)]
 
 
 def module_groups(phase: list[tuple[str, dict]], workers: int) -> list[list[tuple[str, dict]]]:
     """A phase's modules in at most ``workers`` groups, each run in turn by one supervisor in one Box
     (the namespaces and root are built once per group, not once per module). No module of a phase
-    uses another's reference (it would hold one reference more), so any grouping keeps a module
-    away from its own reference: the supervisor, which loads the group's references, never holds it."""
+    is the reference of another (that one's phase would be later), so any grouping keeps a module
+    away from its own reference: the supervisor, which loads the group's references, never holds it.
+    A worker forked from it holds the references of its whole group, which lie within its phase."""
     count = max(1, min(workers, len(phase)))
     return [phase[start::count] for start in range(count)]
 

@@ -121,6 +121,7 @@ class GradingPlugin:
                 "probes_file": str(probes_file),
                 # Private references never enter the sandbox: the module imports the student's own.
                 "uses": {} if self.rubric.private else {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
+                "phase": self.rubric.phase(stem),
                 "probes": [],
             })
             spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": wire.encode_args(marker.kwargs)})
