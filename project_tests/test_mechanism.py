@@ -118,6 +118,11 @@ CASES = [
     {"id": "dot-einsum-keys-first", "assignment": "d2l_attention", "module": "scoring",
      "old": "        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (b, num_queries, num_kv_pairs)\n",
      "new": "        scores = torch.einsum(\"bqd,bkd->bkq\", queries, keys) / math.sqrt(d)\n"},
+    # A loop over a tensor whose dimensions are in another order than the reference's (time second):
+    # its rows' shape is explained by the order, and the line that made the tensor is named.
+    {"id": "decoder-loop-batch-first", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "        X = self.embedding(X).permute(1, 0, 2)  # (T_dec, b, e)\n",
+     "new": "        X = self.embedding(X)\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -360,6 +365,14 @@ def test_a_wrong_shape_sized_by_one_number_starts_at_that_numbers_line(graded):
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("origin_code", "").startswith("maxlen = X.shape[0]"), (side, diagnosis)
         assert "(the number maxlen, which sizes the step" in diagnosis.get("origin", ""), (side, diagnosis)
+
+
+def test_rows_of_a_loop_over_a_tensor_in_another_order_say_the_order(graded):
+    for side, view in views(graded, "decoder-loop-batch-first").items():
+        diagnosis = diagnosis_of(view)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "takes the rows of a value of shape (4, 7, 8) (embedding, made at line" in notes, (side, diagnosis)
+        assert "the reference permutes it into shape (7, 4, 8), whose rows have shape (4, 8)" in notes, (side, diagnosis)
 
 
 def test_a_wrong_shape_computed_from_the_inputs_is_not_moved_to_its_scales_line(graded):

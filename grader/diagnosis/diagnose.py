@@ -542,6 +542,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
             _uses_made(diagnosis, stem, at, code, computed, folder, layers=[])  # the numbers it sizes things by
             _sized_by_one_number(diagnosis, steps[departs], at, shape)
+            _rows_before_reordering(diagnosis, stem, steps, departs, reference_steps or [], at, folder)
             return
     # What the line that raised uses besides tensors (a number, an attribute such as self.head_dim);
     # a layer it calls (self.W_k) only when that layer's own tensors went into the call that raised,
@@ -665,6 +666,39 @@ def _sized_by_one_number(diagnosis: Diagnosis, step: list, at: str, shape: tuple
     diagnosis.origin = (f"{at.rsplit(', line ', 1)[0]}, line {number} (the number {name}, which sizes the step of "
                         f"shape {shape} at line {at.rsplit(', line ', 1)[-1]} that the reference never makes)")
     diagnosis.origin_code, diagnosis.made = code, []
+
+
+REORDERINGS = {"permute": "permutes", "transpose": "transposes", "swapaxes": "swaps two dimensions of",
+               "swapdims": "swaps two dimensions of", "movedim": "moves a dimension of", "t": "transposes",
+               "mT": "transposes", "T": "transposes"}  # what the reference does, said in a sentence
+
+
+def _rows_before_reordering(diagnosis: Diagnosis, stem: str, steps: dict, k: int, reference_steps: list, at: str,
+                            folder: Path | None) -> None:
+    """Rows of a loop over a tensor (``for x in X``) of a shape the reference never makes, taken along
+    dimension 0 of a value whose shape and kind the reference makes too and then reorders (a permute,
+    a transpose) into another order: said, with both orders and the line that made the value (the
+    dimension order is what differs, proven on the shapes; not which line should change it)."""
+    label, rows, _, parents = steps[k]
+    tensors = [p for p in parents if type(p) is int and p in steps]
+    if label.split("[")[0] != "unbind" or len(tensors) != 1:
+        return
+    kind, shape = steps[tensors[0]][0], tuple(steps[tensors[0]][1])
+    if len(shape) < 2 or tuple(rows) != shape[1:]:
+        return
+    for step in reference_steps:
+        theirs = tuple(step[1].shape)
+        if operation_of(step[0]) not in REORDERINGS or sorted(theirs) != sorted(shape) or theirs == shape:
+            continue
+        if any(type(q) is int and 0 <= q < len(reference_steps) and reference_steps[q][0] == kind
+               and tuple(reference_steps[q][1].shape) == shape for q in step[3]):
+            made, _ = line_at(steps[tensors[0]][2], folder, stem)
+            made = f", made at {made.split(', ')[-1]}" if made and made != at else ""
+            diagnosis.notes.append(
+                f"{at.split(', ')[-1]} takes the rows of a value of shape {shape} ({kind}{made}) along dimension 0, "
+                f"each of shape {tuple(rows)}; the reference's {kind} has that shape too, and the reference "
+                f"{REORDERINGS[operation_of(step[0])]} it into shape {theirs}, whose rows have shape {theirs[1:]}")
+            return
 
 
 def _ancestors(steps: dict, start: list[int]) -> set[int]:
