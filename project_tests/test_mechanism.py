@@ -123,6 +123,23 @@ CASES = [
     {"id": "decoder-loop-batch-first", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        X = self.embedding(X).permute(1, 0, 2)  # (T_dec, b, e)\n",
      "new": "        X = self.embedding(X)\n"},
+    # One head at a time, each head's scores right, the scale wrong inside the loop: the first
+    # differing part is shown at the loop's own line, never a head's (correct) scores as the cause.
+    {"id": "mha-heads-in-a-loop-scaled-by-d-out", "assignment": "ch03", "module": "mha",
+     "old": "        attn_scores = queries @ keys.transpose(2, 3)  # (b, num_heads, num_tokens, num_tokens)\n"
+            "        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]  # (num_tokens, num_tokens)\n"
+            "        attn_scores.masked_fill_(mask_bool, -torch.inf)\n"
+            "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        attn_weights = self.dropout(attn_weights)\n"
+            "\n"
+            "        context_vec = (attn_weights @ values).transpose(1, 2)  # (b, num_tokens, num_heads, head_dim)\n",
+     "new": "        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]\n"
+            "        heads = []\n"
+            "        for h in range(self.num_heads):\n"
+            "            s = queries[:, h] @ keys[:, h].transpose(1, 2)\n"
+            "            s = s.masked_fill(mask_bool, -torch.inf) / self.d_out ** 0.5\n"
+            "            heads.append(self.dropout(torch.softmax(s, dim=-1)) @ values[:, h])\n"
+            "        context_vec = torch.stack(heads, dim=2)\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -373,6 +390,14 @@ def test_rows_of_a_loop_over_a_tensor_in_another_order_say_the_order(graded):
         notes = " ".join(diagnosis.get("notes") or [])
         assert "takes the rows of a value of shape (4, 7, 8) (embedding, made at line" in notes, (side, diagnosis)
         assert "the reference permutes it into shape (7, 4, 8), whose rows have shape (4, 8)" in notes, (side, diagnosis)
+
+
+def test_heads_computed_one_at_a_time_are_compared_one_part_at_a_time(graded):
+    for side, view in views(graded, "mha-heads-in-a-loop-scaled-by-d-out").items():
+        diagnosis = diagnosis_of(view)
+        assert "one part at a time" in diagnosis.get("stage", ""), (side, diagnosis)
+        assert "self.d_out ** 0.5" in diagnosis.get("origin_code", ""), (side, diagnosis)  # the line before the softmax's
+        assert "queries[:, h] @ keys" not in diagnosis.get("code", "") + diagnosis.get("origin_code", ""), (side, diagnosis)
 
 
 def test_a_wrong_shape_computed_from_the_inputs_is_not_moved_to_its_scales_line(graded):

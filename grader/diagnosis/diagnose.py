@@ -777,7 +777,7 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             return
         start = holding[-1]
     extra = [found.expected] if found.stage == OUTPUT else []
-    origin = value_origin(steps, start, reference_steps, extra)
+    origin = value_origin(steps, start, reference_steps, extra, parts=found.parts_along is not None)
     if origin is None:
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
         return

@@ -59,6 +59,9 @@ class Localization:
     # "Yours" is a step of the same kind as this one (same label, or both matrix products):
     # only then may it be said to be a step missing or applied twice.
     same_kind: bool = True
+    # The dimension along which the student computes the stages one part at a time (each head), when
+    # "expected" is one part of the stage's value (:func:`_part_differing`).
+    parts_along: int | None = None
 
 
 def stages(steps: list, output) -> list[Stage]:
@@ -118,11 +121,21 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
     after = -1  # the student's step where the last matched stage was made
     shapes = {tuple(t.shape) for _, t in theirs}
     kinds = {_kind(label) for label, _ in theirs}
+    parts_along = None  # the dimension along which the student computes the stages one part at a time
     for k, stage in enumerate(found):
         matched = [i for i, (_, t) in enumerate(theirs) if _matches(stage, t)]
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
             continue
+        in_parts = _matched_in_parts(stage, theirs)
+        if in_parts is not None:  # one head at a time, each head's part right: the stage is right
+            parts_along, first = in_parts
+            after = max(after, next((i for i in first if i > after), first[0]))
+            continue
+        if parts_along is not None:
+            place = _part_differing(stage, found, k, parts_along, theirs, after)
+            if place is not None:
+                return place
         # No step of theirs has this stage's shape, nor is of its kind (one fused call,
         # scaled_dot_product_attention, stands for the scores, the weights and more): the stage is not a
         # step of theirs to name as differing; the first later stage they do compute, and that differs,
@@ -147,6 +160,60 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
                 place.step = None
         return place
     return None
+
+
+def _parts(value: torch.Tensor, dim: int) -> list[torch.Tensor]:
+    return [value.select(dim, j) for j in range(value.shape[dim])]
+
+
+def _matched_in_parts(stage: Stage, theirs: list) -> tuple[int, list[int]] | None:
+    """``(dim, [index of the first student step holding each part])`` where every part of the stage's
+    value along one dimension (``value[:, h]`` for each head ``h``) is a step of the student's (a
+    loop over heads), else None. A dimension of size 1 is no evidence of parts."""
+    value = stage.value
+    for dim in range(value.dim()):
+        if value.shape[dim] < 2:
+            continue
+        first = []
+        for part in _parts(value, dim):
+            holding = next((i for i, (_, t) in enumerate(theirs) if t.shape == part.shape and same_tensor(t, part)), None)
+            if holding is None:
+                break
+            first.append(holding)
+        else:
+            return dim, first
+    return None
+
+
+def _part_differing(stage: Stage, found: list, k: int, dim: int, theirs: list, after: int) -> Localization | None:
+    """After a stage the student computes in parts along ``dim`` (:func:`_matched_in_parts`), the first
+    part of this stage that no step of theirs holds, against their step of the same kind and the
+    part's shape that holds none (the first such after the last matched step): None where they
+    have no such step (the stage is then judged whole)."""
+    value = stage.value
+    if value.dim() <= dim or value.shape[dim] < 2:
+        return None
+    parts = _parts(value, dim)
+    missing = [j for j, part in enumerate(parts)
+               if not any(t.shape == part.shape and same_tensor(t, part) for _, t in theirs)]
+    shape = parts[0].shape
+    candidates = [i for i, (label, t) in enumerate(theirs) if t.shape == shape and stage.label
+                  and _kind(label) == _kind(stage.label) and not any(same_tensor(t, part) for part in parts)]
+    candidates = [i for i in candidates if i > after] or candidates
+    if not missing or not candidates:
+        return None
+    j = missing[0]
+
+    def part_of(other: torch.Tensor | None) -> torch.Tensor | None:
+        return other.select(dim, j) if other is not None and other.shape == value.shape else None
+
+    index = candidates[0]
+    softmax_input = next((s.value for s in found if s.name == SOFTMAX_INPUT), None)
+    return Localization(f"{stage.name}, its part [{', '.join([':'] * dim + [str(j)])}] (your code computes it one part "
+                        f"at a time)", parts[j], theirs[index][1], index,
+                        before=part_of(found[k - 1].value) if k else None,
+                        after=part_of(found[k + 1].value) if k + 1 < len(found) else None,
+                        softmax_input=part_of(softmax_input), parts_along=dim)
 
 
 def _first_holding(theirs: list, value: torch.Tensor, after: int) -> int:

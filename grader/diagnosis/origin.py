@@ -230,8 +230,11 @@ FOR_SHAPE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "ra
                        "new_ones", "new_empty", "new_full"})
 
 
-def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Origin | None:
-    """Where the value at ``steps[start]`` first went wrong (see the module docstring)."""
+def value_origin(steps: list, start: int, reference_steps: list, extra=(), parts: bool = False) -> Origin | None:
+    """Where the value at ``steps[start]`` first went wrong (see the module docstring). ``parts``: the
+    student computes the reference's steps one part at a time (a loop over heads, see
+    :func:`grader.diagnosis.localize.first_difference`), so any step of theirs that is one part of a
+    value the reference computes is as right as that value, whatever operation made it."""
     values = KnownValues(reference_steps, extra)
 
     def parents_of(i: int) -> list:
@@ -268,7 +271,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=()) -> Or
             return True
         if steps[i][0] == "exp" and values.exp_of_scores(steps[i][1]):  # another correct softmax
             return True
-        return steps[i][0].split("[")[0] in PARTS and values.holds_part(steps[i][1])
+        return (parts or steps[i][0].split("[")[0] in PARTS) and values.holds_part(steps[i][1])
 
     root = first_unknown([start], parents_of, known)
     if root is None:
