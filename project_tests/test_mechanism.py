@@ -140,6 +140,11 @@ CASES = [
             "            s = s.masked_fill(mask_bool, -torch.inf) / self.d_out ** 0.5\n"
             "            heads.append(self.dropout(torch.softmax(s, dim=-1)) @ values[:, h])\n"
             "        context_vec = torch.stack(heads, dim=2)\n"},
+    # The weights kept under a near name in forward (each step's appended there): the property the
+    # check reads returns the attribute forward never assigns.
+    {"id": "decoder-weights-kept-under-another-name", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": '        outputs, self._attention_weights = [], []\n        for x in X:  # x: (b, e)\n            query = torch.unsqueeze(hidden_state[-1], dim=1)  # (b, 1, h)\n            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # (b, 1, h)\n            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)  # (b, 1, h + e)\n            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)  # (1, b, h), (L, b, h)\n            outputs.append(out)\n            self._attention_weights.append(self.attention.attention_weights)  # (b, 1, T_enc)\n',
+     "new": '        outputs, self._attention_weight = [], []\n        for x in X:  # x: (b, e)\n            query = torch.unsqueeze(hidden_state[-1], dim=1)  # (b, 1, h)\n            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # (b, 1, h)\n            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)  # (b, 1, h + e)\n            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)  # (1, b, h), (L, b, h)\n            outputs.append(out)\n            self._attention_weight.append(self.attention.attention_weights)  # (b, 1, T_enc)\n'},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -398,6 +403,13 @@ def test_heads_computed_one_at_a_time_are_compared_one_part_at_a_time(graded):
         assert "one part at a time" in diagnosis.get("stage", ""), (side, diagnosis)
         assert "self.d_out ** 0.5" in diagnosis.get("origin_code", ""), (side, diagnosis)  # the line before the softmax's
         assert "queries[:, h] @ keys" not in diagnosis.get("code", "") + diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_an_attribute_kept_under_a_near_name_is_said_with_both_lines(graded):
+    for side, view in views(graded, "decoder-weights-kept-under-another-name").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "line 173 assigns self._attention_weight in forward, and nothing outside forward reads it" in notes, (side, notes)
+        assert "attention_weights reads self._attention_weights (line 189)" in notes, (side, notes)
 
 
 def test_a_wrong_shape_computed_from_the_inputs_is_not_moved_to_its_scales_line(graded):

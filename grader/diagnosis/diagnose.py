@@ -18,7 +18,7 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import (dropped_results, enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
+from grader.diagnosis.mechanism import (attributes_kept_apart, dropped_results, enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
@@ -169,7 +169,8 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
     if folder is not None and (diagnosis.stage or diagnosis.error or diagnosis.concepts):  # a name read, misspelled
         read = " ".join([diagnosis.checked, diagnosis.error, *diagnosis.concepts, *(r.checked for r in runs if r.failed),
                          *(str((r.feedback or {}).get("checked", "")) for r in runs if r.failed)])
-        diagnosis.notes += [n for n in misspelled_names(Path(folder) / f"{stem}.py", read) if n not in diagnosis.notes]
+        notes = misspelled_names(Path(folder) / f"{stem}.py", read) + attributes_kept_apart(Path(folder) / f"{stem}.py", read)
+        diagnosis.notes += [n for n in notes if n not in diagnosis.notes]
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis

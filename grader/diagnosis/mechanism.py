@@ -10,6 +10,10 @@ when what the diagnosis already observed ties it to the failure:
   function never reads afterwards (a GRU's new state, assigned and dropped), so the value it names
   is lost, and what the line reads instead stays the same on every pass.
 
+- :func:`attributes_kept_apart`: a method assigns ``self._attention_weigths``, which nothing else
+  reads, while the property a failing check reads returns ``self._attention_weights``, which that
+  method never assigns.
+
 Nothing here guesses a cause from a pattern alone: each note is a fact of the file, given only
 where the failure passes through its line.
 """
@@ -261,6 +265,45 @@ def misspelled_names(path: Path, text: str) -> list[str]:
                 if _near(name, wanted) and name not in read and name.lstrip("_") != wanted.lstrip("_"):
                     notes.append(f"line {line} defines {name}, not {wanted}: class {cls} has no {wanted}, which the "
                                  f"check reads, so reading it finds nothing. Rename it {wanted}")
+    return notes[:2]
+
+
+def _self_attributes(node, ctx) -> list[tuple[str, int]]:
+    """``(name, line)`` of every ``self.<name>`` under ``node`` read (``ast.Load``) or assigned (``ast.Store``)."""
+    return sorted({(n.attr, n.lineno) for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ctx)
+                   and isinstance(n.value, ast.Name) and n.value.id == "self"}, key=lambda pair: pair[1])
+
+
+def attributes_kept_apart(path: Path, text: str) -> list[str]:
+    """For a name that a failing check reads (found in ``text`` as :func:`misspelled_names` finds
+    them) and that a class of theirs defines as a method or property reading ``self.<b>``: another
+    method of the class that assigns ``self.<a>``, a near name of ``b`` (one slip away) that nothing
+    outside that method reads or assigns, and never assigns ``self.<b>``. What that method keeps
+    then never reaches what the check reads: two attributes, where one is meant."""
+    import re
+
+    tree = _tree(path)
+    if tree is None:
+        return []
+    read = dict.fromkeys(re.findall(r"\.([A-Za-z_]\w{5,})\b", text or "") + re.findall(r"\b([A-Za-z]\w*_\w+)\b", text or ""))
+    notes = []
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        methods = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for reader in (f for f in methods if f.name in read):
+            for wanted, line in _self_attributes(reader, ast.Load):
+                for method in (f for f in methods if f is not reader):
+                    stored = _self_attributes(method, ast.Store)
+                    if any(name == wanted for name, _ in stored):
+                        continue
+                    elsewhere = {name for other in methods if other is not method
+                                 for name, _ in _self_attributes(other, ast.Load) + _self_attributes(other, ast.Store)}
+                    for name, at in stored:
+                        note = (f"line {at} assigns self.{name} in {method.name}, and nothing outside {method.name} "
+                                f"reads it; {reader.name} reads self.{wanted} (line {line}), a near name, "
+                                f"which {method.name} never assigns: they are two attributes, so what {method.name} "
+                                f"keeps never reaches {reader.name}")
+                        if _near(name, wanted) and name not in elsewhere and note not in notes:
+                            notes.append(note)
     return notes[:2]
 
 
