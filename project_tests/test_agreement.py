@@ -47,6 +47,17 @@ CASES = [
     {"id": "wrapper-head-arguments-swapped", "assignment": "ch03", "module": "mha",
      "old": "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)\n",
      "new": "CausalAttention(d_in, d_out, context_length, dropout=qkv_bias, qkv_bias=dropout)\n"},
+    {"id": "bleu-each-n-gram-once", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "        for i in range(len_pred - n + 1):\n"
+            "            if label_subs[\" \".join(pred_tokens[i: i + n])] > 0:\n"
+            "                num_matches += 1\n"
+            "                label_subs[\" \".join(pred_tokens[i: i + n])] -= 1\n",
+     "new": "        seen = set()\n"
+            "        for i in range(len_pred - n + 1):\n"
+            "            gram = \" \".join(pred_tokens[i: i + n])\n"
+            "            if label_subs[gram] > 0 and gram not in seen:\n"
+            "                num_matches += 1\n"
+            "                seen.add(gram)\n"},
     # Blind spots of the public check: inputs the books' code handles that only the hidden suite tried.
     {"id": "mh-valid-lens-none-unguarded", "assignment": "d2l_attention", "module": "multihead",
      "old": "        if valid_lens is not None:\n            valid_lens = torch.repeat_interleave(\n"
@@ -93,6 +104,7 @@ def test_a_correct_alternative_keeps_full_marks_on_both_sides(graded, case_id):
     ("s2s-weights-kept-across-calls", "the list of the last forward call, not of every call so far"),
     ("additive-weights-after-dropout", "self.attention_weights holds the weights after dropout"),
     ("ms-minus-inf", "not -inf: a row of valid length 0"),
+    ("bleu-each-n-gram-once", "\"the\" counts twice"),
     ("wrapper-head-arguments-swapped", "CausalAttention takes (d_in, d_out, context_length, dropout, qkv_bias)"),
     ("mh-valid-lens-none-unguarded", "TypeError: repeat_interleave()"),
     ("s2s-query-second-layer", "IndexError: index 1 is out of bounds"),

@@ -297,8 +297,8 @@ def bleu_case(pred: str, label: str, matches: list[tuple[int, int]], note: str, 
 
 
 BLEU = [
-    bleu_case("the cat sat on the mat", "the cat sat on the mat", [(6, 6), (5, 5), (4, 4), (3, 3)], "",
-              "exact_match"),
+    bleu_case("the cat sat on the mat", "the cat sat on the mat", [(6, 6), (5, 5), (4, 4), (3, 3)],
+              "\"the\" counts twice: it occurs twice in the prediction and twice in the label.", "exact_match"),
     bleu_case("il est calme", "je suis chez moi .", [(0, 3), (0, 2)],
               "No token of the prediction occurs in the label, so BLEU = 0 whatever the other factors.", "no_overlap"),
     bleu_case("a b", "a b c d", [(2, 2), (1, 1)], "", "brevity_penalty"),
