@@ -145,6 +145,26 @@ CASES = [
     {"id": "decoder-weights-kept-under-another-name", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": '        outputs, self._attention_weights = [], []\n        for x in X:  # x: (b, e)\n            query = torch.unsqueeze(hidden_state[-1], dim=1)  # (b, 1, h)\n            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # (b, 1, h)\n            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)  # (b, 1, h + e)\n            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)  # (1, b, h), (L, b, h)\n            outputs.append(out)\n            self._attention_weights.append(self.attention.attention_weights)  # (b, 1, T_enc)\n',
      "new": '        outputs, self._attention_weight = [], []\n        for x in X:  # x: (b, e)\n            query = torch.unsqueeze(hidden_state[-1], dim=1)  # (b, 1, h)\n            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # (b, 1, h)\n            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)  # (b, 1, h + e)\n            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)  # (1, b, h), (L, b, h)\n            outputs.append(out)\n            self._attention_weight.append(self.attention.attention_weights)  # (b, 1, T_enc)\n'},
+    # Heads interleaved in the batch (d2l's transpose_qkv), attended one at a time (rows k::h): the
+    # keys given as values. Each head's scores and weights are right: the context vectors are named.
+    {"id": "multihead-loop-keys-as-values", "assignment": "d2l_attention", "module": "multihead",
+     "old": '        output = self.attention(queries, keys, values, valid_lens)  # (batch_size * num_heads, num_queries, num_hiddens / num_heads)\n',
+     "new": "        h = self.num_heads\n        heads = []\n        for k in range(h):\n"
+            "            lens = None if valid_lens is None else valid_lens[k::h]\n"
+            "            heads.append(self.attention(queries[k::h], keys[k::h], keys[k::h], lens))\n"
+            "        output = torch.stack(heads, dim=1).reshape(-1, *heads[0].shape[1:])\n"},
+    # The same loop stopping one head short: the head never computed is named, no line of a right head.
+    {"id": "multihead-loop-one-head-short", "assignment": "d2l_attention", "module": "multihead",
+     "old": '        output = self.attention(queries, keys, values, valid_lens)  # (batch_size * num_heads, num_queries, num_hiddens / num_heads)\n',
+     "new": "        h = self.num_heads\n"
+            "        output = torch.zeros(queries.shape[0], queries.shape[1], values.shape[2])\n"
+            "        for k in range(1, h):\n"
+            "            lens = None if valid_lens is None else valid_lens[k::h]\n"
+            "            output[k::h] = self.attention(queries[k::h], keys[k::h], values[k::h], lens)\n"},
+    # Two parameters made in another order (W_value before W_key): what each then holds is said.
+    {"id": "v1-value-made-before-key", "assignment": "ch03", "module": "self_attention_v1",
+     "old": "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n",
+     "new": "        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -410,6 +430,31 @@ def test_an_attribute_kept_under_a_near_name_is_said_with_both_lines(graded):
         notes = " ".join(diagnosis_of(view).get("notes") or [])
         assert "line 173 assigns self._attention_weight in forward, and nothing outside forward reads it" in notes, (side, notes)
         assert "attention_weights reads self._attention_weights (line 189)" in notes, (side, notes)
+
+
+def test_heads_interleaved_in_the_batch_are_compared_one_head_at_a_time(graded):
+    for side, view in views(graded, "multihead-loop-keys-as-values").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("stage", "").startswith("context vectors (attention weights times values), its part [0::"), \
+            (side, diagnosis)
+        assert "keys[k::h], keys[k::h]" in diagnosis.get("code", "") + diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_a_head_that_no_step_computes_is_named_as_missing(graded):
+    for side, view in views(graded, "multihead-loop-one-head-short").items():
+        diagnosis = diagnosis_of(view)
+        assert "its part [0::" in diagnosis.get("stage", "") and "each right, and never this one" in diagnosis["stage"], \
+            (side, diagnosis)
+        assert diagnosis.get("actual") == "no step of yours computes this part", (side, diagnosis)
+        assert "output[k::h] = self.attention(" in diagnosis.get("code", ""), (side, diagnosis)
+        assert not diagnosis.get("origin"), (side, diagnosis)
+
+
+def test_a_parameter_holding_another_s_values_is_said(graded):
+    for side, view in views(graded, "v1-value-made-before-key").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "gives what the reference's x @ W_value gives, on the same inputs and seed: your W_key holds the values " \
+               "the reference's W_value holds" in notes, (side, notes)
 
 
 def test_a_wrong_shape_computed_from_the_inputs_is_not_moved_to_its_scales_line(graded):

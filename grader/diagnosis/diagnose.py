@@ -185,6 +185,14 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     steps = [all_steps[i] for i in at_float]
     output = output_of(run.student)
     diagnosis.stage, diagnosis.checked = found.stage, run.checked
+    if found.missing_part:  # nothing of theirs computes it: the line computing the other parts, and no walk back
+        diagnosis.expected = fmt(found.expected)
+        diagnosis.actual = "no step of yours computes this part"
+        diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
+        if not diagnosis.where:  # computed in a helper module of theirs: the line of this module that called it
+            entered = _entered_at(all_steps, at_float[found.step], stem)
+            diagnosis.where, diagnosis.code = line_at(all_steps[entered][2], folder, stem)
+        return
     if found.actual is not None:
         actual = found.actual
         if found.step is not None:
@@ -778,7 +786,7 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             return
         start = holding[-1]
     extra = [found.expected] if found.stage == OUTPUT else []
-    origin = value_origin(steps, start, reference_steps, extra, parts=found.parts_along is not None)
+    origin = value_origin(steps, start, reference_steps, extra, parts=found.parts_along)
     if origin is None:
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
         return
@@ -838,6 +846,7 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         line = f"{made.split(', ')[-1]}: {made_code}"
         if made and made != at and made_code and line not in diagnosis.inputs:
             diagnosis.inputs.append(line)
+            _parameter_holds_another(diagnosis, steps[i], reference_steps, made, made_code)
         # A value made from the module's own tensors alone (self.mask sliced), which the reference never
         # has: what the module keeps is where it differs; the lines that make that attribute are shown.
         own = [p for p in steps[i][3] if type(p) is str and p != OUTSIDE]
@@ -845,6 +854,22 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             _uses_made(diagnosis, stem, made, made_code, computed_lines([step[2] for step in steps], stem), folder)
             diagnosis.made = [line for line in diagnosis.made if line.split(":")[0].removeprefix("self.") in own]
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
+
+
+def _parameter_holds_another(diagnosis: Diagnosis, step: list, reference_steps: list, at: str, code: str) -> None:
+    """A product with one of the module's parameters (``x @ W_key``) whose value is the reference's
+    product with another of them (``x @ W_value``), on the same inputs and seed: said, with both names
+    (the parameter holds the other's values: made in another order, or given the other's)."""
+    mine = step[0]
+    if not mine.startswith("x @ ") or not isinstance(step[1], torch.Tensor):
+        return
+    theirs = {reference_steps[r][0] for r in KnownValues(reference_steps).matching(step[1], exact=True) if r >= 0}
+    others = sorted(label for label in theirs if label.startswith("x @ ") and label != mine)
+    if others and mine not in theirs:
+        note = (f"{at.split(', ')[-1]} ({code.strip()}) gives what the reference's {others[0]} gives, on the same "
+                f"inputs and seed: your {mine[4:]} holds the values the reference's {others[0][4:]} holds")
+        if note not in diagnosis.notes:
+            diagnosis.notes.append(note)
 
 
 # How a repeated operation is said (applied_twice): the verb on the line, the noun of the operation.

@@ -59,9 +59,12 @@ class Localization:
     # "Yours" is a step of the same kind as this one (same label, or both matrix products):
     # only then may it be said to be a step missing or applied twice.
     same_kind: bool = True
-    # The dimension along which the student computes the stages one part at a time (each head), when
-    # "expected" is one part of the stage's value (:func:`_part_differing`).
-    parts_along: int | None = None
+    # How the student computes the stages one part at a time (each head: ``(dim, 0)`` or ``(0, stride)``,
+    # :func:`_ways_of_parts`), when "expected" is one part of the stage's value (:func:`_part_differing`).
+    parts_along: tuple[int, int] | None = None
+    # "expected" is a part that no step of the student's computes (:func:`_part_never_computed`):
+    # ``step`` is then the student's last step computing another part.
+    missing_part: bool = False
 
 
 def stages(steps: list, output) -> list[Stage]:
@@ -121,7 +124,7 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
     after = -1  # the student's step where the last matched stage was made
     shapes = {tuple(t.shape) for _, t in theirs}
     kinds = {_kind(label) for label, _ in theirs}
-    parts_along = None  # the dimension along which the student computes the stages one part at a time
+    parts_along = None  # how the student computes the stages one part at a time (_ways_of_parts)
     for k, stage in enumerate(found):
         matched = [i for i, (_, t) in enumerate(theirs) if _matches(stage, t)]
         if matched:
@@ -136,6 +139,9 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
             place = _part_differing(stage, found, k, parts_along, theirs, after)
             if place is not None:
                 return place
+        place = _part_never_computed(stage, theirs)
+        if place is not None:
+            return place
         # No step of theirs has this stage's shape, nor is of its kind (one fused call,
         # scaled_dot_product_attention, stands for the scores, the weights and more): the stage is not a
         # step of theirs to name as differing; the first later stage they do compute, and that differs,
@@ -162,38 +168,54 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
     return None
 
 
-def _parts(value: torch.Tensor, dim: int) -> list[torch.Tensor]:
+def _ways_of_parts(value: torch.Tensor) -> list[tuple[int, int]]:
+    """How a value may be computed one part at a time: ``(dim, 0)``, its entries along ``dim`` one
+    at a time (``value[:, h]``: one head of ``(b, heads, n, d)``), or ``(0, m)``, its rows ``k``,
+    ``k + m``, ``k + 2m``, ... for each ``k < m`` (``value[k::m]``: one head of ``(b * heads, n, d)``
+    with the heads interleaved, as d2l's ``transpose_qkv`` lays them out)."""
+    ways = [(dim, 0) for dim in range(value.dim()) if value.shape[dim] >= 2]
+    if value.dim() >= 1:
+        ways += [(0, m) for m in range(2, value.shape[0]) if value.shape[0] % m == 0]
+    return ways
+
+
+def _parts(value: torch.Tensor, way: tuple[int, int]) -> list[torch.Tensor]:
+    dim, stride = way
+    if stride:
+        return [value[k::stride] for k in range(stride)]
     return [value.select(dim, j) for j in range(value.shape[dim])]
 
 
-def _matched_in_parts(stage: Stage, theirs: list) -> tuple[int, list[int]] | None:
-    """``(dim, [index of the first student step holding each part])`` where every part of the stage's
-    value along one dimension (``value[:, h]`` for each head ``h``) is a step of the student's (a
-    loop over heads), else None. A dimension of size 1 is no evidence of parts."""
-    value = stage.value
-    for dim in range(value.dim()):
-        if value.shape[dim] < 2:
-            continue
+def _part_name(way: tuple[int, int], j: int) -> str:
+    dim, stride = way
+    return f"[{j}::{stride}]" if stride else f"[{', '.join([':'] * dim + [str(j)])}]"
+
+
+def _matched_in_parts(stage: Stage, theirs: list) -> tuple[tuple[int, int], list[int]] | None:
+    """``(way, [index of the first student step holding each part])`` where every part of the stage's
+    value, taken one way (:func:`_ways_of_parts`), is a step of the student's (a loop over heads),
+    else None."""
+    for way in _ways_of_parts(stage.value):
         first = []
-        for part in _parts(value, dim):
+        for part in _parts(stage.value, way):
             holding = next((i for i, (_, t) in enumerate(theirs) if t.shape == part.shape and same_tensor(t, part)), None)
             if holding is None:
                 break
             first.append(holding)
         else:
-            return dim, first
+            return way, first
     return None
 
 
-def _part_differing(stage: Stage, found: list, k: int, dim: int, theirs: list, after: int) -> Localization | None:
-    """After a stage the student computes in parts along ``dim`` (:func:`_matched_in_parts`), the first
-    part of this stage that no step of theirs holds, against their step of the same kind and the
-    part's shape that holds none (the first such after the last matched step): None where they
+def _part_differing(stage: Stage, found: list, k: int, way: tuple[int, int], theirs: list, after: int) -> Localization | None:
+    """After a stage the student computes in parts taken ``way`` (:func:`_matched_in_parts`), the
+    first part of this stage that no step of theirs holds, against their step of the same kind and
+    the part's shape that holds none (the first such after the last matched step): None where they
     have no such step (the stage is then judged whole)."""
     value = stage.value
-    if value.dim() <= dim or value.shape[dim] < 2:
+    if way not in _ways_of_parts(value):
         return None
-    parts = _parts(value, dim)
+    parts = _parts(value, way)
     missing = [j for j, part in enumerate(parts)
                if not any(t.shape == part.shape and same_tensor(t, part) for _, t in theirs)]
     shape = parts[0].shape
@@ -205,15 +227,37 @@ def _part_differing(stage: Stage, found: list, k: int, dim: int, theirs: list, a
     j = missing[0]
 
     def part_of(other: torch.Tensor | None) -> torch.Tensor | None:
-        return other.select(dim, j) if other is not None and other.shape == value.shape else None
+        return _parts(other, way)[j] if other is not None and other.shape == value.shape else None
 
     index = candidates[0]
     softmax_input = next((s.value for s in found if s.name == SOFTMAX_INPUT), None)
-    return Localization(f"{stage.name}, its part [{', '.join([':'] * dim + [str(j)])}] (your code computes it one part "
-                        f"at a time)", parts[j], theirs[index][1], index,
+    return Localization(f"{stage.name}, its part {_part_name(way, j)} (your code computes it one part at a time)",
+                        parts[j], theirs[index][1], index,
                         before=part_of(found[k - 1].value) if k else None,
                         after=part_of(found[k + 1].value) if k + 1 < len(found) else None,
-                        softmax_input=part_of(softmax_input), parts_along=dim)
+                        softmax_input=part_of(softmax_input), parts_along=way)
+
+
+def _part_never_computed(stage: Stage, theirs: list) -> Localization | None:
+    """A stage the student computes one part at a time, every part they compute right, where some
+    part is computed by no step of theirs (a loop over heads that stops one head short): the first
+    such part, with ``step`` the student's last step holding a part (the line computing the parts)
+    and ``missing_part`` set; None otherwise."""
+    if not stage.label:
+        return None
+    for way in _ways_of_parts(stage.value):
+        parts = _parts(stage.value, way)
+        holding = [next((i for i, (_, t) in enumerate(theirs) if t.shape == part.shape and same_tensor(t, part)), None)
+                   for part in parts]
+        computed = [i for i in holding if i is not None]
+        kind = [i for i, (label, t) in enumerate(theirs) if _kind(label) == _kind(stage.label) and t.shape == parts[0].shape]
+        if computed and None in holding and kind and set(kind) <= set(computed):
+            j = holding.index(None)
+            done = ", ".join(_part_name(way, n) for n, i in enumerate(holding) if i is not None)
+            return Localization(f"{stage.name}, its part {_part_name(way, j)} (your code computes it one part at a "
+                                f"time: {done}, each right, and never this one)", parts[j], None, max(kind),
+                                parts_along=way, missing_part=True)
+    return None
 
 
 def _first_holding(theirs: list, value: torch.Tensor, after: int) -> int:

@@ -66,13 +66,19 @@ class KnownValues:
                     found.append(i)
         return found
 
-    def holds_part(self, value: torch.Tensor) -> bool:
+    def holds_part(self, value: torch.Tensor, stride: int = 0) -> bool:
         """Whether ``value`` is one index of a dimension of one of the reference's values, with its
         dimensions in any order (one head of the reference's ``(b, heads, n, d)``: a student's slice
-        of a value the reference computes, taken where the reference has a dimension of its own)."""
+        of a value the reference computes, taken where the reference has a dimension of its own);
+        ``stride``: or its rows ``k::stride`` (one head of ``(b * heads, n, d)``, heads interleaved)."""
         if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
             return True
         value, shape = value.detach().double(), tuple(value.shape)
+        if stride and value.dim() and any(
+                tuple(known.shape) == (shape[0] * stride, *shape[1:]) and any(
+                    same_tensor(value, known[k::stride]) for k in range(stride))
+                for _, known in self.by_size.get(value.numel() * stride, ())):
+            return True
         for numel, known_values in self.by_size.items():
             if numel <= value.numel() or numel % value.numel():
                 continue
@@ -230,9 +236,10 @@ FOR_SHAPE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "ra
                        "new_ones", "new_empty", "new_full"})
 
 
-def value_origin(steps: list, start: int, reference_steps: list, extra=(), parts: bool = False) -> Origin | None:
+def value_origin(steps: list, start: int, reference_steps: list, extra=(),
+                 parts: tuple[int, int] | None = None) -> Origin | None:
     """Where the value at ``steps[start]`` first went wrong (see the module docstring). ``parts``: the
-    student computes the reference's steps one part at a time (a loop over heads, see
+    student computes the reference's steps one part at a time, this way (a loop over heads, see
     :func:`grader.diagnosis.localize.first_difference`), so any step of theirs that is one part of a
     value the reference computes is as right as that value, whatever operation made it."""
     values = KnownValues(reference_steps, extra)
@@ -271,7 +278,9 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(), parts
             return True
         if steps[i][0] == "exp" and values.exp_of_scores(steps[i][1]):  # another correct softmax
             return True
-        return (parts or steps[i][0].split("[")[0] in PARTS) and values.holds_part(steps[i][1])
+        if parts is not None and values.holds_part(steps[i][1], stride=parts[1]):
+            return True
+        return steps[i][0].split("[")[0] in PARTS and values.holds_part(steps[i][1])
 
     root = first_unknown([start], parents_of, known)
     if root is None:
