@@ -8,8 +8,7 @@ when what the diagnosis already observed ties it to the failure:
   ``nn.Module``'s own method ran instead of theirs;
 - :func:`unused_values`: a line in a loop that the walk went through (or in the same loop) assigns a name that the
   function never reads afterwards (a GRU's new state, assigned and dropped), so the value it names
-  is lost, and what the line reads instead stays the same on every pass.
-
+  is lost, and what the line reads instead stays the same on every pass;
 - :func:`attributes_kept_apart`: a method assigns ``self._attention_weigths``, which nothing else
   reads, while the property a failing check reads returns ``self._attention_weights``, which that
   method never assigns.
