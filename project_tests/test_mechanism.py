@@ -165,6 +165,11 @@ CASES = [
     {"id": "v1-value-made-before-key", "assignment": "ch03", "module": "self_attention_v1",
      "old": "        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n",
      "new": "        self.W_value = nn.Parameter(torch.rand(d_in, d_out))\n        self.W_key = nn.Parameter(torch.rand(d_in, d_out))\n"},
+    # A loop over the batch one item short, stacked: the output's shape differs, so the join and the
+    # loop are shown (a missing part is named only where the output has the reference's shape).
+    {"id": "causal-batch-loop-one-short", "assignment": "ch03", "module": "causal",
+     "old": '        attn_scores = queries @ keys.transpose(1, 2)  # (b, num_tokens, num_tokens)\n        attn_scores.masked_fill_(\n            self.mask.bool()[:num_tokens, :num_tokens], -torch.inf\n        )\n        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n        attn_weights = self.dropout(attn_weights)\n        context_vec = attn_weights @ values  # (b, num_tokens, d_out)\n        return context_vec\n',
+     "new": '        mask = self.mask.bool()[:num_tokens, :num_tokens]\n        outs = []\n        for i in range(b - 1):\n            scores = (queries[i] @ keys[i].T).masked_fill(mask, -torch.inf)\n            weights = self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))\n            outs.append(weights @ values[i])\n        return torch.stack(outs)\n'},
     # BLEU, computed without tensors: the line comes from the numbers its lines assign.
     {"id": "bleu-over-label-length", "assignment": "d2l_attention", "module": "seq2seq_attention",
      "old": "        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))",
@@ -455,6 +460,14 @@ def test_a_parameter_holding_another_s_values_is_said(graded):
         notes = " ".join(diagnosis_of(view).get("notes") or [])
         assert "gives what the reference's x @ W_value gives, on the same inputs and seed: your W_key holds the values " \
                "the reference's W_value holds" in notes, (side, notes)
+
+
+def test_a_batch_loop_one_short_shows_the_join_and_the_loop_not_a_missing_part(graded):
+    for side, view in views(graded, "causal-batch-loop-one-short").items():
+        diagnosis = diagnosis_of(view)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "the pieces are made in the loop at line" in notes and "for i in range(b - 1):" in notes, (side, diagnosis)
+        assert "never this one" not in diagnosis.get("stage", ""), (side, diagnosis)
 
 
 def test_a_wrong_shape_computed_from_the_inputs_is_not_moved_to_its_scales_line(graded):

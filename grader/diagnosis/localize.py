@@ -130,7 +130,7 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
             continue
-        in_parts = _matched_in_parts(stage, theirs)
+        in_parts = _matched_in_parts(stage, theirs) if stage.name != OUTPUT else None  # the output is judged whole
         if in_parts is not None:  # one head at a time, each head's part right: the stage is right
             parts_along, first = in_parts
             after = max(after, next((i for i in first if i > after), first[0]))
@@ -139,7 +139,11 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
             place = _part_differing(stage, found, k, parts_along, theirs, after)
             if place is not None:
                 return place
-        place = _part_never_computed(stage, theirs)
+        # A part never computed, where the output has the reference's shape (else the shape is what
+        # differs, and the wrong join that makes it is shown: _joined_wrong in diagnose).
+        same_shape = not (isinstance(student_output, torch.Tensor) and isinstance(reference_output, torch.Tensor)
+                          and student_output.shape != reference_output.shape)
+        place = _part_never_computed(stage, theirs) if same_shape else None
         if place is not None:
             return place
         # No step of theirs has this stage's shape, nor is of its kind (one fused call,
@@ -243,7 +247,7 @@ def _part_never_computed(stage: Stage, theirs: list) -> Localization | None:
     part is computed by no step of theirs (a loop over heads that stops one head short): the first
     such part, with ``step`` the student's last step holding a part (the line computing the parts)
     and ``missing_part`` set; None otherwise."""
-    if not stage.label:
+    if not stage.label or stage.name == OUTPUT:
         return None
     for way in _ways_of_parts(stage.value):
         parts = _parts(stage.value, way)
