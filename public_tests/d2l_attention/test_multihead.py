@@ -86,3 +86,18 @@ def test_layer_sizes(probed, reference):
                      f"{name.split('_')[0]}s, of {name} features.")
     require_same_names(shapes, reference, what)
     same(probed, reference, what=what)
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("train_then_eval", args=[6, 5, 7, 12, 3, 0.5], seed=7, queries=Q, keys=K, values=V, valid_lens=LENS)
+def test_dropout_acts_in_training(probed):
+    what = ("torch.manual_seed(7); MultiHeadAttention(key_size=6, query_size=5, value_size=7, num_hiddens=12, "
+            "num_heads=3, dropout=0.5) on queries (2, 4, 5), keys (2, 6, 6), values (2, 6, 7), valid_lens [2, 5], in "
+            "training mode, then in eval mode")
+    train, evaluated = (probed.get(key) if isinstance(probed, dict) else None for key in ("train", "eval"))
+    require(isinstance(train, torch.Tensor) and isinstance(evaluated, torch.Tensor) and train.shape == evaluated.shape,
+            "forward should return one tensor of the same shape in both modes", what=what)
+    require(not torch.allclose(train.double(), evaluated.double(), atol=1e-6),
+            "the output in training mode equals the output in eval mode: with dropout=0.5, dropout does nothing",
+            what=what, hint="In training mode the attention drops weights at the constructor's rate "
+                           "(self.attention = DotProductAttention(dropout)), and its output goes on to W_o.")

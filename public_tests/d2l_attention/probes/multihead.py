@@ -27,3 +27,12 @@ def parameters(student, args):
     module = probing.build(student, "MultiHeadAttention", *args, seed=0, train=False)
     with probing.student_code():
         return [[str(name)[:80], [int(n) for n in p.shape]] for name, p in module.named_parameters()]
+
+
+def train_then_eval(student, args, seed, queries, keys, values, valid_lens):
+    """``MultiHeadAttention(*args)`` built right after ``torch.manual_seed(seed)``: its output in
+    training mode, then in eval mode (the test compares the two: dropout must act in training)."""
+    module = probing.build(student, "MultiHeadAttention", *args, seed=seed, train=True)
+    trained = probing.call(module, queries, keys, values, valid_lens)
+    probing.call(module.train, False)
+    return {"train": trained, "eval": probing.call(module, queries, keys, values, valid_lens)}
