@@ -20,7 +20,7 @@ from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
 from grader.diagnosis.mechanism import (attributes_kept_apart, dropped_results, enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
-from grader.diagnosis.localize import OUTPUT, Stage, first_difference, shape_departure, stages
+from grader.diagnosis.localize import OUTPUT, Localization, Stage, first_difference, shape_departure, stages
 from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, transposed_at, Origin, wrong_join, reordered, FOR_SHAPE)
 from grader.sandbox.trace import OUTSIDE
@@ -192,6 +192,8 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
         if not diagnosis.where:  # computed in a helper module of theirs: the line of this module that called it
             entered = _entered_at(all_steps, at_float[found.step], stem)
             diagnosis.where, diagnosis.code = line_at(all_steps[entered][2], folder, stem)
+        if isinstance(expected_output, torch.Tensor):  # rows of the output still holding what they were filled with
+            _unwritten(diagnosis, stem, Localization(OUTPUT, expected_output, None), all_steps, output, folder)
         return
     if found.actual is not None:
         actual = found.actual
