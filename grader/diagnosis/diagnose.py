@@ -843,12 +843,14 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         return
     if not diagnosis.origin and origin.inputs_known:  # the line shown combines values the reference has: said so
         diagnosis.origin_kind = "combination"
+    # The reference's values, looked up for products with a parameter (x @ W_key) among the inputs.
+    known = KnownValues(reference_steps) if any(steps[i][0].startswith("x @ ") for i in origin.inputs) else None
     for i in origin.inputs:
         made, made_code = line_at(steps[i][2], folder, stem)
         line = f"{made.split(', ')[-1]}: {made_code}"
         if made and made != at and made_code and line not in diagnosis.inputs:
             diagnosis.inputs.append(line)
-            _parameter_holds_another(diagnosis, steps[i], reference_steps, made, made_code)
+            _parameter_holds_another(diagnosis, steps[i], reference_steps, known, made, made_code)
         # A value made from the module's own tensors alone (self.mask sliced), which the reference never
         # has: what the module keeps is where it differs; the lines that make that attribute are shown.
         own = [p for p in steps[i][3] if type(p) is str and p != OUTSIDE]
@@ -858,14 +860,16 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
 
 
-def _parameter_holds_another(diagnosis: Diagnosis, step: list, reference_steps: list, at: str, code: str) -> None:
+def _parameter_holds_another(diagnosis: Diagnosis, step: list, reference_steps: list, known: KnownValues | None,
+                             at: str, code: str) -> None:
     """A product with one of the module's parameters (``x @ W_key``) whose value is the reference's
     product with another of them (``x @ W_value``), on the same inputs and seed: said, with both names
-    (the parameter holds the other's values: made in another order, or given the other's)."""
+    (the parameter holds the other's values: made in another order, or given the other's). ``known``:
+    the reference's values (:class:`KnownValues` of ``reference_steps``)."""
     mine = step[0]
-    if not mine.startswith("x @ ") or not isinstance(step[1], torch.Tensor):
+    if known is None or not mine.startswith("x @ ") or not isinstance(step[1], torch.Tensor):
         return
-    theirs = {reference_steps[r][0] for r in KnownValues(reference_steps).matching(step[1], exact=True) if r >= 0}
+    theirs = {reference_steps[r][0] for r in known.matching(step[1], exact=True) if r >= 0}
     others = sorted(label for label in theirs if label.startswith("x @ ") and label != mine)
     if others and mine not in theirs:
         note = (f"{at.split(', ')[-1]} ({code.strip()}) gives what the reference's {others[0]} gives, on the same "

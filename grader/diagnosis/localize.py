@@ -130,7 +130,8 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
             continue
-        in_parts = _matched_in_parts(stage, theirs) if stage.name != OUTPUT else None  # the output is judged whole
+        held = _parts_held(stage.value, theirs) if stage.name != OUTPUT else []  # the output is judged whole
+        in_parts = next(((way, holding) for way, _, holding in held if None not in holding), None)
         if in_parts is not None:  # one head at a time, each head's part right: the stage is right
             parts_along, first = in_parts
             after = max(after, next((i for i in first if i > after), first[0]))
@@ -143,7 +144,7 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         # differs, and the wrong join that makes it is shown: _joined_wrong in diagnose).
         same_shape = not (isinstance(student_output, torch.Tensor) and isinstance(reference_output, torch.Tensor)
                           and student_output.shape != reference_output.shape)
-        place = _part_never_computed(stage, theirs) if same_shape else None
+        place = _part_never_computed(stage, theirs, held) if same_shape else None
         if place is not None:
             return place
         # No step of theirs has this stage's shape, nor is of its kind (one fused call,
@@ -195,24 +196,21 @@ def _part_name(way: tuple[int, int], j: int) -> str:
     return f"[{j}::{stride}]" if stride else f"[{', '.join([':'] * dim + [str(j)])}]"
 
 
-def _matched_in_parts(stage: Stage, theirs: list) -> tuple[tuple[int, int], list[int]] | None:
-    """``(way, [index of the first student step holding each part])`` where every part of the stage's
-    value, taken one way (:func:`_ways_of_parts`), is a step of the student's (a loop over heads),
-    else None."""
-    for way in _ways_of_parts(stage.value):
-        first = []
-        for part in _parts(stage.value, way):
-            holding = next((i for i, (_, t) in enumerate(theirs) if t.shape == part.shape and same_tensor(t, part)), None)
-            if holding is None:
-                break
-            first.append(holding)
-        else:
-            return way, first
-    return None
+def _holding(theirs: list, value: torch.Tensor) -> int | None:
+    """The first student step whose value is ``value`` (its shape too), else None."""
+    return next((i for i, (_, t) in enumerate(theirs) if t.shape == value.shape and same_tensor(t, value)), None)
+
+
+def _parts_held(value: torch.Tensor, theirs: list) -> list[tuple[tuple[int, int], list, list]]:
+    """For each way of taking ``value`` in parts (:func:`_ways_of_parts`): ``(way, parts, [the first
+    student step holding each part, or None])``. Every part held one way: a loop over heads computes
+    the value, each head right."""
+    return [(way, parts, [_holding(theirs, part) for part in parts])
+            for way in _ways_of_parts(value) for parts in [_parts(value, way)]]
 
 
 def _part_differing(stage: Stage, found: list, k: int, way: tuple[int, int], theirs: list, after: int) -> Localization | None:
-    """After a stage the student computes in parts taken ``way`` (:func:`_matched_in_parts`), the
+    """After a stage the student computes in parts taken ``way`` (:func:`_parts_held`), the
     first part of this stage that no step of theirs holds, against their step of the same kind and
     the part's shape that holds none (the first such after the last matched step): None where they
     have no such step (the stage is then judged whole)."""
@@ -220,8 +218,7 @@ def _part_differing(stage: Stage, found: list, k: int, way: tuple[int, int], the
     if way not in _ways_of_parts(value):
         return None
     parts = _parts(value, way)
-    missing = [j for j, part in enumerate(parts)
-               if not any(t.shape == part.shape and same_tensor(t, part) for _, t in theirs)]
+    missing = [j for j, part in enumerate(parts) if _holding(theirs, part) is None]
     shape = parts[0].shape
     candidates = [i for i, (label, t) in enumerate(theirs) if t.shape == shape and stage.label
                   and _kind(label) == _kind(stage.label) and not any(same_tensor(t, part) for part in parts)]
@@ -242,17 +239,14 @@ def _part_differing(stage: Stage, found: list, k: int, way: tuple[int, int], the
                         softmax_input=part_of(softmax_input), parts_along=way)
 
 
-def _part_never_computed(stage: Stage, theirs: list) -> Localization | None:
+def _part_never_computed(stage: Stage, theirs: list, held: list) -> Localization | None:
     """A stage the student computes one part at a time, every part they compute right, where some
     part is computed by no step of theirs (a loop over heads that stops one head short): the first
     such part, with ``step`` the student's last step holding a part (the line computing the parts)
-    and ``missing_part`` set; None otherwise."""
+    and ``missing_part`` set; None otherwise. ``held``: :func:`_parts_held` of the stage's value."""
     if not stage.label or stage.name == OUTPUT:
         return None
-    for way in _ways_of_parts(stage.value):
-        parts = _parts(stage.value, way)
-        holding = [next((i for i, (_, t) in enumerate(theirs) if t.shape == part.shape and same_tensor(t, part)), None)
-                   for part in parts]
+    for way, parts, holding in held:
         computed = [i for i in holding if i is not None]
         kind = [i for i, (label, t) in enumerate(theirs) if _kind(label) == _kind(stage.label) and t.shape == parts[0].shape]
         if computed and None in holding and kind and set(kind) <= set(computed):

@@ -238,8 +238,6 @@ def misspelled_names(path: Path, text: str) -> list[str]:
     the checks print them) that nothing in the student's file defines: the classes of theirs that
     define one under a near name (a method, a property, or ``self.<name> = ...``), as notes with its
     line. Getting a missing attribute finds nothing, whatever the probe then says."""
-    import re
-
     tree = _tree(path)
     if tree is None:
         return []
@@ -252,9 +250,7 @@ def misspelled_names(path: Path, text: str) -> list[str]:
             elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
                   and isinstance(node.value, ast.Name) and node.value.id == "self"):
                 own.setdefault(node.attr, node.lineno)
-    # Names as code prints them: after a dot (decoder.attention_weights), or with an underscore inside.
-    found = re.findall(r"\.([A-Za-z_]\w{5,})\b", text or "") + re.findall(r"\b([A-Za-z]\w*_\w+)\b", text or "")
-    notes, read = [], dict.fromkeys(found)
+    notes, read = [], _names_read(text)
     for wanted in read:
         for cls, own in members.items():
             if wanted in own:
@@ -265,6 +261,14 @@ def misspelled_names(path: Path, text: str) -> list[str]:
                     notes.append(f"line {line} defines {name}, not {wanted}: class {cls} has no {wanted}, which the "
                                  f"check reads, so reading it finds nothing. Rename it {wanted}")
     return notes[:2]
+
+
+def _names_read(text: str) -> dict[str, None]:
+    """The names a check's text reads, as code prints them: after a dot (decoder.attention_weights),
+    or with an underscore inside; in order, once each."""
+    import re
+
+    return dict.fromkeys(re.findall(r"\.([A-Za-z_]\w{5,})\b", text or "") + re.findall(r"\b([A-Za-z]\w*_\w+)\b", text or ""))
 
 
 def _self_attributes(node, ctx) -> list[tuple[str, int]]:
@@ -279,23 +283,22 @@ def attributes_kept_apart(path: Path, text: str) -> list[str]:
     method of the class that assigns ``self.<a>``, a near name of ``b`` (one slip away) that nothing
     outside that method reads or assigns, and never assigns ``self.<b>``. What that method keeps
     then never reaches what the check reads: two attributes, where one is meant."""
-    import re
-
     tree = _tree(path)
     if tree is None:
         return []
-    read = dict.fromkeys(re.findall(r"\.([A-Za-z_]\w{5,})\b", text or "") + re.findall(r"\b([A-Za-z]\w*_\w+)\b", text or ""))
+    read = _names_read(text)
     notes = []
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         methods = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        stores = {f: _self_attributes(f, ast.Store) for f in methods}  # by node: a property and its setter share a name
+        used = {f: {name for name, _ in _self_attributes(f, ast.Load) + stores[f]} for f in methods}
         for reader in (f for f in methods if f.name in read):
             for wanted, line in _self_attributes(reader, ast.Load):
                 for method in (f for f in methods if f is not reader):
-                    stored = _self_attributes(method, ast.Store)
+                    stored = stores[method]
                     if any(name == wanted for name, _ in stored):
                         continue
-                    elsewhere = {name for other in methods if other is not method
-                                 for name, _ in _self_attributes(other, ast.Load) + _self_attributes(other, ast.Store)}
+                    elsewhere = set().union(*(used[other] for other in methods if other is not method))
                     for name, at in stored:
                         note = (f"line {at} assigns self.{name} in {method.name}, and nothing outside {method.name} "
                                 f"reads it; {reader.name} reads self.{wanted} (line {line}), a near name, "
