@@ -223,6 +223,16 @@ CASES = [
     {"id": "reshape-for-permute", "assignment": "d2l_attention", "module": "multihead",
      "old": "    X = X.permute(0, 2, 1, 3)  # (batch_size, n, num_heads, head_size)",
      "new": "    X = X.reshape(X.shape[0], X.shape[2], X.shape[1], X.shape[3])"},
+    # The heads merged in another order (head_size before num_heads): transpose_output alone and the
+    # attention that uses it differ at different stages, each with its columns in another order.
+    {"id": "output-permute-heads-last", "assignment": "d2l_attention", "module": "multihead",
+     "old": "    X = X.permute(0, 2, 1, 3)  # (batch_size, n, num_heads, head_size)",
+     "new": "    X = X.permute(0, 2, 3, 1)  # (batch_size, n, head_size, num_heads)"},
+    # The scale left out of a scorer that calls masked_softmax: the public check runs the student's own
+    # masked_softmax.py, the hidden grade the reference's; both show the line calling it.
+    {"id": "dot-product-unscaled", "assignment": "d2l_attention", "module": "scoring",
+     "old": "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)",
+     "new": "scores = torch.bmm(queries, keys.transpose(1, 2))"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -363,6 +373,22 @@ def test_a_result_dropped_before_a_call_to_a_passing_helper_is_said_with_the_cal
         notes = " ".join(diagnosis.get("notes") or [])
         assert "(valid_lens.flatten()) keeps nothing of what it computes" in notes, (side, diagnosis)
         assert "which passes every check that calls it" in notes, (side, diagnosis)
+
+
+def test_heads_merged_in_another_order_say_so_on_both_sides(graded):
+    for side, view in views(graded, "output-permute-heads-last").items():
+        diagnosis = diagnosis_of(view)
+        assert "columns in another order ([0, " in diagnosis.get("relation", ""), (side, diagnosis)
+
+
+def test_a_step_made_in_the_students_other_module_shows_the_line_calling_it_on_both_sides(graded):
+    shown = {}
+    for side, view in views(graded, "dot-product-unscaled").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code", "").startswith("self.attention_weights = masked_softmax(scores"), (side, diagnosis)
+        assert not diagnosis.get("origin"), (side, diagnosis)  # no later line claimed to be computed from right values
+        shown[side] = (diagnosis.get("where"), diagnosis.get("stage"))
+    assert shown["hidden"] == shown["public"], shown
 
 
 def test_a_wrong_shape_made_before_a_call_into_a_reference_is_shown_on_both_sides(graded):

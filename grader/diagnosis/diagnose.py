@@ -241,15 +241,29 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
     # The same kind of relation on every run that differs (its number may depend on the probe's sizes).
     said = [relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized]
-    kinds = {text.split(":")[-1] if "times" in text else text for text in said}
+    kinds = {_relation_kind(text) for text in said}
     same_stage = all(place.stage == found.stage for _, place, _, _ in localized)
-    if said[0] and len(kinds) == 1 and same_stage:
+    # An order (columns, heads) is said with the order the shown run has, where every run that differs
+    # holds its expected values so, at whatever stage it differs first (transpose_output alone, or
+    # inside the attention that uses it): the same fact on every run, never one run's coincidence.
+    reordered_everywhere = len(kinds) == 1 and " in another order (" in said[0]
+    if said[0] and len(kinds) == 1 and (same_stage or reordered_everywhere):
         diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
     elif same_stage and any("a constant factor" in text for text in said):
         # Another kind said on some run (a factor of 1 there: "this step is missing") while a factor in
         # the sizes still holds on every run: said in those sizes, never as one run's number.
         by_sizes = _factor_said(next(t for t in said if "a constant factor" in t), localized)
         diagnosis.relation = by_sizes if "A =" in by_sizes else ""
+
+
+def _relation_kind(text: str) -> str:
+    """What a relation says, without the numbers of the run it was found on: a factor's sizes, an
+    order's indices (``"... columns in another order"``)."""
+    if "times" in text:
+        return text.split(":")[-1]
+    if " in another order (" in text:
+        return text.split(" in another order (")[0]
+    return text
 
 
 def _joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, reference_steps: list, expected,

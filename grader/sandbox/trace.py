@@ -9,8 +9,8 @@ each named submodule returns (``W_query``, ``out_proj``, ...). Matmuls with a pa
 the module are labelled with that parameter's name (``x @ W_query``).
 
 Each step also notes where the student's code computed it: the line number in the innermost
-frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox),
-else 0; and what it was computed from: the earlier steps among its arguments (followed through
+frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox; the
+diagnosed module's file alone where it names one), else 0; and what it was computed from: the earlier steps among its arguments (followed through
 the calls that are not kept, such as a ``.T``), the module's own tensors among them
 (``"W_query"`` for ``self.W_query`` or its weight, ``"P"`` for a table ``self.P``), and
 ``"__outside__"`` for a tensor from outside the recording (the probe's input). A step
@@ -44,18 +44,33 @@ INPUT_OF = frozenset({"softmax", "_softmax", "dropout"})  # also keep what these
 
 
 _student_dir: str | None = None  # the folder whose files are the student's (see student_files)
+_student_file: str | None = None  # the one file of it whose lines are noted, if only one (see student_files)
 
 
 @contextlib.contextmanager
-def student_files(folder: str | None):
-    """Within the block, steps note the line of the innermost frame of a file in ``folder``."""
-    global _student_dir
-    before = _student_dir
+def student_files(folder: str | None, stem: str | None = None):
+    """Within the block, steps note the line of the innermost frame of a file in ``folder``; with
+    ``stem``, of ``folder/stem.py`` only: a step computed in another module of the student's that it
+    calls (their own ``masked_softmax.py``, as the public check runs it) notes the line of ``stem``.py
+    that called it, as when that module is the reference's (the hidden grade), so both sides show
+    the same line."""
+    global _student_dir, _student_file
+    before = _student_dir, _student_file
     _student_dir = os.path.join(os.path.abspath(folder), "") if folder else None
+    _student_file = os.path.join(_student_dir, f"{stem}.py") if _student_dir and stem else None
     try:
         yield
     finally:
-        _student_dir = before
+        _student_dir, _student_file = before
+
+
+def _is_students(name: str) -> bool:
+    """Whether a frame's file name is one whose lines are noted (see :func:`student_files`)."""
+    if _student_dir is None:
+        return False
+    if _student_file is not None:
+        return name == _student_file or os.path.abspath(name) == _student_file
+    return name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir)
 
 
 def where_computed() -> list:
@@ -66,7 +81,7 @@ def where_computed() -> list:
     frame = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir):
+        if _is_students(name):
             caller = frame.f_back
             calling = caller.f_lineno if caller is not None and caller.f_code.co_filename == name else 0
             return [os.path.relpath(name, _student_dir)[:100], frame.f_lineno, calling]
@@ -219,8 +234,7 @@ class Numbers:
     def call(self, frame, event, arg):
         if event != "call" or _student_dir is None or len(self.found) >= MAX_NUMBERS:
             return None
-        name = frame.f_code.co_filename
-        if not (name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir)):
+        if not _is_students(frame.f_code.co_filename):
             return None
         self.state[id(frame)] = (_numbers_in(frame), frame.f_lineno)  # its arguments: given, not computed
         return self.line

@@ -98,7 +98,7 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict],
         try:
             function = BUILTIN_PROBES.get(probe["probe"]) or getattr(probes_module, probe["probe"])
             kwargs = wire.decode(probe.get("kwargs", {}))
-            with probing.sending_steps(steps), trace.student_files(sandbox_dir):
+            with probing.sending_steps(steps), trace.student_files(sandbox_dir, stem):
                 value = to_plain(function(student, **kwargs))
             event = {"event": "result", "value": value}
         except BaseException as exc:  # noqa: BLE001
