@@ -518,6 +518,12 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
     steps, raised = parse_failure(run.shapes)
     reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs)) if steps and source is not None else None
     raised_at = diagnosis.where.split(", in ")[0]
+    # Raised in another of the student's files (their own masked_softmax.py, which the public check
+    # runs): the error leaves this module at the line that called into it, where the hidden grade's
+    # reference raises, and where the steps made in that file are noted (trace.student_files).
+    leaves_at = raised_at
+    if not raised_at.startswith(f"{stem}.py, line ") and run.entered.startswith(f"{stem}.py, line "):
+        leaves_at = run.entered.split(", in ")[0]
     computed = computed_lines([where for _, _, where, _ in steps.values()], stem)
     dropped = dropped_dimension(steps, raised)
     theirs = reference_reduction(steps, dropped[0], reference_steps or []) if dropped is not None else None
@@ -539,7 +545,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             diagnosis.notes.append(f"{line} ({what} over {over}) gives shape {tuple(steps[k][1])}, without that "
                                    f"dimension; with keepdim=True {kept_said} the shape {other} it is combined with "
                                    f"where the error is raised")
-        if at and at != raised_at:
+        if at and at != leaves_at:
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
         return
     # What the layer that raised is given in the reference (``out_proj input``): the shape it should get.
@@ -547,13 +553,13 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
              if type(a) is str and a != OUTSIDE and s[0] == f"{a} input"}
     expected = given.pop() if len(given) == 1 else None
     if raised and _joined_wrong(diagnosis, stem, steps, raised, reference_steps or [], expected, folder):
-        if diagnosis.origin.split(" (")[0] == raised_at:
+        if diagnosis.origin.split(" (")[0] == leaves_at:
             diagnosis.origin, diagnosis.origin_code = "", ""
         return
     reaching = _ancestors(steps, [p for p in raised if type(p) is int])
     for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [])):
         at, code = line_at(steps[departs][2], folder, stem)
-        if n == 0 and raised and at == raised_at:
+        if n == 0 and raised and at == leaves_at:
             if any(type(p) is int and p in steps for p in steps[departs][3]):
                 break  # the walk from what the call received ends on the line that raised: nothing before it is shown
             # It ends at a value made there from no tensor of the student's (a repeat of an input, an
@@ -562,7 +568,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             continue
         if n > 0 and departs not in reaching:
             continue
-        if at and at != raised_at:
+        if at and at != leaves_at:
             shape = tuple(steps[departs][1])
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
             _uses_made(diagnosis, stem, at, code, computed, folder, layers=[])  # the numbers it sizes things by
