@@ -233,6 +233,10 @@ CASES = [
     {"id": "dot-product-unscaled", "assignment": "d2l_attention", "module": "scoring",
      "old": "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)",
      "new": "scores = torch.bmm(queries, keys.transpose(1, 2))"},
+    # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
+    # student's raised, and nothing says so.
+    {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": "        return self._attention_weights\n", "new": "        return self._attention_weigths\n"},
     # Divided by the square root of the number of tokens, not of d_k: a factor that differs per probe.
     {"id": "scaled-by-num-tokens", "assignment": "ch03", "module": "causal",
      "old": "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)",
@@ -389,6 +393,15 @@ def test_a_step_made_in_the_students_other_module_shows_the_line_calling_it_on_b
         assert not diagnosis.get("origin"), (side, diagnosis)  # no later line claimed to be computed from right values
         shown[side] = (diagnosis.get("where"), diagnosis.get("stage"))
     assert shown["hidden"] == shown["public"], shown
+
+
+def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):
+    case = next(c for c in CASES if c["id"] == "weights-property-misspelled")
+    texts = {"hidden": unseen.hidden_text(graded["hidden"][case["id"]], case["module"]),
+             "public": unseen.public_text(graded["public"][case["id"]], case["module"])}
+    assert any("A check cannot use what your code gives:" in text for text in texts.values()), texts
+    for side, text in texts.items():
+        assert "ProbeError" not in text, (side, text)
 
 
 def test_a_wrong_shape_made_before_a_call_into_a_reference_is_shown_on_both_sides(graded):

@@ -65,7 +65,8 @@ def diagnosis_line(diagnosis: Diagnosis | None) -> str:
         return ""
     parts = list(diagnosis.concepts)
     if diagnosis.error:
-        parts.append(f"{diagnosis.error} At {diagnosis.where}: {code_line(diagnosis)}" if diagnosis.where else diagnosis.error)
+        parts.append(f"{error_words(diagnosis)} At {diagnosis.where}: {code_line(diagnosis)}" if diagnosis.where
+                     else error_words(diagnosis))
         if diagnosis.origin:
             parts.append(f"{origin_words(diagnosis)} {diagnosis.origin}: {diagnosis.origin_code}")
     elif diagnosis.stage and not diagnosis.concepts:
@@ -113,10 +114,23 @@ def made_by_name(made: list[str]) -> list[tuple[str, list[str]]]:
     return list(grouped.items())
 
 
+PROBE_ERROR = "ProbeError: "  # how the diagnosis's error reads when a check refused what the code gave
+
+
+def error_words(diagnosis: Diagnosis) -> str:
+    """The diagnosis's error in words: a check that refused what the code gave (a ProbeError) is not
+    an error the student's code raised, and is not said as one."""
+    if diagnosis.error.startswith(PROBE_ERROR):
+        return f"A check cannot use what your code gives: {diagnosis.error.removeprefix(PROBE_ERROR)}"
+    return diagnosis.error
+
+
 def lead(diagnosis: Diagnosis) -> list[str]:
     """The diagnosis as lines of words (no values): the concepts, else what first differs."""
     lines = [f"Mistake found: {concept}" for concept in diagnosis.concepts]
-    if diagnosis.error:
+    if diagnosis.error.startswith(PROBE_ERROR):  # a check's own words on what the code gave: nothing raised
+        lines.append(error_words(diagnosis))
+    elif diagnosis.error:
         lines.append(f"Your code raised an error: {diagnosis.error}")
         if diagnosis.where:
             if caret_line(diagnosis):  # the line and the caret follow as a block (code_block)
