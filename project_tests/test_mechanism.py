@@ -233,6 +233,15 @@ CASES = [
     {"id": "dot-product-unscaled", "assignment": "d2l_attention", "module": "scoring",
      "old": "scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)",
      "new": "scores = torch.bmm(queries, keys.transpose(1, 2))"},
+    # A loop over heads one short, its results stacked: the stack shown, and the loop that made too few.
+    {"id": "head-loop-one-short", "assignment": "d2l_attention", "module": "multihead",
+     "old": "        output = self.attention(queries, keys, values, valid_lens)",
+     "new": "        outputs = []\n"
+            "        for k in range(self.num_heads - 1):\n"
+            "            idx = torch.arange(k, queries.shape[0], self.num_heads)\n"
+            "            outputs.append(self.attention(queries[idx], keys[idx], values[idx],\n"
+            "                                          None if valid_lens is None else valid_lens[idx]))\n"
+            "        output = torch.stack(outputs, dim=1).reshape(-1, *outputs[0].shape[1:])"},
     # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
     # student's raised, and nothing says so.
     {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
@@ -393,6 +402,15 @@ def test_a_step_made_in_the_students_other_module_shows_the_line_calling_it_on_b
         assert not diagnosis.get("origin"), (side, diagnosis)  # no later line claimed to be computed from right values
         shown[side] = (diagnosis.get("where"), diagnosis.get("stage"))
     assert shown["hidden"] == shown["public"], shown
+
+
+def test_a_loop_over_heads_one_short_is_shown_at_the_stack_with_the_loop_that_made_too_few(graded):
+    for side, view in views(graded, "head-loop-one-short").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("output = torch.stack(outputs, dim=1)"), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "(for k in range(self.num_heads - 1):), which made 4 of them where 5 are needed" in notes, (side, notes)
+        assert "torch.arange" not in diagnosis.get("origin_code", ""), (side, diagnosis)
 
 
 def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):

@@ -291,8 +291,12 @@ def _joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, ref
             f"line {number} {what} {pieces} along dimension {join.dim}, giving shape {join.shape}; the reference "
             f"{what} {join.count} pieces of this shape along dimension {join.expected_dim}, giving shape {join.expected}")
         return True
-    note = (f"line {number} {what} {pieces} along dimension {join.dim}, giving shape {join.shape}; the reference's "
-            f"shape {join.expected} has {join.expected_count} such pieces along that dimension")
+    if join.dim_known:
+        note = (f"line {number} {what} {pieces} along dimension {join.dim}, giving shape {join.shape}; the reference's "
+                f"shape {join.expected} has {join.expected_count} such pieces along that dimension")
+    else:  # the shapes fit a join along more than one dimension: none is named
+        note = (f"line {number} {what} {pieces}, giving shape {join.shape}; the reference's shape {join.expected} "
+                f"has {join.expected_count} such pieces")
     path = Path(folder) / f"{stem}.py"
     join_loop = enclosing_loop(path, number)
     loops = set()

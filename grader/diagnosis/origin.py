@@ -654,6 +654,7 @@ class Join:
     expected: tuple
     expected_count: int
     expected_dim: int
+    dim_known: bool = True  # False: the shapes fit a join along more than one dimension, all needing as many pieces
 
 
 def _join_dims(kind: str, shape: tuple, pieces: list[tuple]) -> list[int]:
@@ -716,6 +717,17 @@ def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple 
         if len(counts) == 1:
             (d, r), = counts
             return Join(i, pieces, piece, len(pieces), d, shape, r, r[d] // size[d], d)
+        # No shape it should have is known (the call that raised is no layer: a reshape): a piece fewer
+        # or more than a shape of the reference's that differs from it along the joined dimension alone
+        # (a loop over heads one short, its results stacked). Pieces whose join fits several dimensions
+        # (stacked along 1 or 2 where both have that size) are said without one, if all need as many.
+        if expected is None and not counts:
+            near = sorted((d, r) for r in known for d in dims if len(r) == len(shape) and r[d] != shape[d] and size[d]
+                          and r[d] % size[d] == 0 and abs(r[d] // size[d] - len(pieces)) == 1
+                          and r[:d] + r[d + 1:] == shape[:d] + shape[d + 1:])
+            if near and len({r[d] // size[d] for d, r in near}) == 1 and (len(near) == 1 or len(dims) == len(near)):
+                d, r = near[0]
+                return Join(i, pieces, piece, len(pieces), d, shape, r, r[d] // size[d], d, dim_known=len(near) == 1)
     return None
 
 
