@@ -78,11 +78,25 @@ def _parents_of(value) -> list:
 
 def _where_of(value) -> list:
     """``[file, line, calling line]`` of a step (checked: the sandbox sent it; the calling line may
-    be absent or 0), else ``["", 0, 0]``."""
-    if (isinstance(value, list) and len(value) in (2, 3) and isinstance(value[0], str)
+    be absent or 0), else ``["", 0, 0]``; with a fourth number when sent (a step made in another
+    file of the student's: the line of the diagnosed module that called into it, 0 if none)."""
+    if (isinstance(value, list) and len(value) in (2, 3, 4) and isinstance(value[0], str)
             and all(type(n) is int and n >= 0 for n in value[1:]) and value[1] > 0):
-        return [value[0], value[1], value[2] if len(value) == 3 else 0]
+        return [value[0], value[1], value[2] if len(value) >= 3 else 0] + ([value[3]] if len(value) == 4 else [])
     return ["", 0, 0]
+
+
+def _called_into(step: list, stem: str) -> list | None:
+    """For a step made in another file of the student's (their own ``masked_softmax.py``) from what
+    the diagnosed module passed it alone, not from that file's module's own weights (which its
+    construction may have sized otherwise): the where of the line of ``stem``.py that called into it,
+    the line the hidden grade shows (its reference module is no file of the student's); else None."""
+    where = step[2]
+    if len(where) < 4 or not where[3] or where[0] == f"{stem}.py":
+        return None
+    if any(type(p) is str and p != OUTSIDE for p in (step[3] if len(step) > 3 else ())):
+        return None
+    return [f"{stem}.py", where[3], 0]
 
 
 def line_at(where: list, folder: Path | None, stem: str) -> tuple[str, str]:
@@ -199,6 +213,8 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
         actual = found.actual
         if found.step is not None:
             diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
+            if not diagnosis.where and (called := _called_into(steps[found.step], stem)) is not None:
+                diagnosis.where, diagnosis.code = line_at(called, folder, stem)
             actual = _as_its_line_leaves_it(actual, found.expected, steps[found.step][2], folder, stem, diagnosis)
         diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, actual)
     else:
@@ -824,7 +840,8 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
     own = [p for p in steps[origin.step][3] if type(p) is str and p != OUTSIDE] if len(steps[origin.step]) > 3 else []
     if not at and not own:  # made in a helper module of theirs from what this module's call passed it alone (not
         # from the helper's own weights, which its construction may have sized otherwise): that call's line
-        at, code = line_at(steps[_entered_at(steps, origin.step, stem)][2], folder, stem)
+        called = _called_into(steps[origin.step], stem)
+        at, code = line_at(called or steps[_entered_at(steps, origin.step, stem)][2], folder, stem)
     if not at:
         return
     for j in discarded(steps, origin.step, reference_steps, output):  # a result computed and dropped on the way

@@ -9,8 +9,8 @@ each named submodule returns (``W_query``, ``out_proj``, ...). Matmuls with a pa
 the module are labelled with that parameter's name (``x @ W_query``).
 
 Each step also notes where the student's code computed it: the line number in the innermost
-frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox; the
-diagnosed module's file alone where it names one), else 0; and what it was computed from: the earlier steps among its arguments (followed through
+frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox),
+else 0 (in another file than the diagnosed module's: also the line of that module that called into it); and what it was computed from: the earlier steps among its arguments (followed through
 the calls that are not kept, such as a ``.T``), the module's own tensors among them
 (``"W_query"`` for ``self.W_query`` or its weight, ``"P"`` for a table ``self.P``), and
 ``"__outside__"`` for a tensor from outside the recording (the probe's input). A step
@@ -50,10 +50,9 @@ _student_file: str | None = None  # the one file of it whose lines are noted, if
 @contextlib.contextmanager
 def student_files(folder: str | None, stem: str | None = None):
     """Within the block, steps note the line of the innermost frame of a file in ``folder``; with
-    ``stem``, of ``folder/stem.py`` only: a step computed in another module of the student's that it
-    calls (their own ``masked_softmax.py``, as the public check runs it) notes the line of ``stem``.py
-    that called it, as when that module is the reference's (the hidden grade), so both sides show
-    the same line."""
+    ``stem``, a step made in another of those files (their own ``masked_softmax.py``, which the
+    public check runs where the hidden grade runs the reference's) also notes the line of
+    ``stem``.py that called into it, the one the hidden grade notes (see :func:`where_computed`)."""
     global _student_dir, _student_file
     before = _student_dir, _student_file
     _student_dir = os.path.join(os.path.abspath(folder), "") if folder else None
@@ -65,17 +64,15 @@ def student_files(folder: str | None, stem: str | None = None):
 
 
 def _is_students(name: str) -> bool:
-    """Whether a frame's file name is one whose lines are noted (see :func:`student_files`)."""
-    if _student_dir is None:
-        return False
-    if _student_file is not None:
-        return name == _student_file or os.path.abspath(name) == _student_file
-    return name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir)
+    """Whether a frame's file name is one of the student's files (see :func:`student_files`)."""
+    return _student_dir is not None and (name.startswith(_student_dir) or os.path.abspath(name).startswith(_student_dir))
 
 
 def where_computed() -> list:
     """``[file name, line, calling line]`` of the innermost frame of the student's files (the
-    calling line: where the next frame out, in the same file, called it; else 0), else ``["", 0, 0]``."""
+    calling line: where the next frame out, in the same file, called it; else 0), else ``["", 0, 0]``;
+    for a frame of another file than the diagnosed module's (:func:`student_files`' ``stem``), a
+    fourth number: the line of the innermost frame of the diagnosed module's file (0: none)."""
     if _student_dir is None:
         return ["", 0, 0]
     frame = sys._getframe(1)
@@ -84,7 +81,13 @@ def where_computed() -> list:
         if _is_students(name):
             caller = frame.f_back
             calling = caller.f_lineno if caller is not None and caller.f_code.co_filename == name else 0
-            return [os.path.relpath(name, _student_dir)[:100], frame.f_lineno, calling]
+            where = [os.path.relpath(name, _student_dir)[:100], frame.f_lineno, calling]
+            if _student_file is not None and os.path.abspath(name) != _student_file:
+                outer = caller
+                while outer is not None and os.path.abspath(outer.f_code.co_filename) != _student_file:
+                    outer = outer.f_back
+                where.append(outer.f_lineno if outer is not None else 0)
+            return where
         frame = frame.f_back
     return ["", 0, 0]
 
