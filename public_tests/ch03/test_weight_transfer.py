@@ -12,7 +12,18 @@ ATOL = 1e-6  # float32 rounding of an equivalent copy, far below any real mistak
 @pytest.mark.points(1)
 @pytest.mark.probe("transfer", seed=123, d_in=3, d_out=2)
 def test_copies_transposed_weights(probed):
-    what = "copy_v2_weights_into_v1(sa_v1, sa_v2)"
+    copied_transposed(probed, "copy_v2_weights_into_v1(sa_v1, sa_v2)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("transfer", seed=3, d_in=4, d_out=4)
+def test_square_weights_transposed(probed):
+    # With d_in == d_out an untransposed copy runs without error: only the values show the mistake.
+    copied_transposed(probed, "copy_v2_weights_into_v1(sa_v1, sa_v2) with square weights, d_in = d_out = 4")
+
+
+def copied_transposed(probed, what):
+    """Each v1 matrix holds the transposed v2 weight."""
     for name in NAMES:
         mine, weight = probed["v1"][name], probed["v2"][name]
         require(mine is not None, f"after the copy, sa_v1.{name} is not a tensor any more",
