@@ -10,7 +10,8 @@ the module are labelled with that parameter's name (``x @ W_query``).
 
 Each step also notes where the student's code computed it: the line number in the innermost
 frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox),
-else 0 (in another file than the diagnosed module's: also the line of that module that called into it); and what it was computed from: the earlier steps among its arguments (followed through
+else 0 (in another file than the diagnosed module's: also the line of that module that called
+into it); and what it was computed from: the earlier steps among its arguments (followed through
 the calls that are not kept, such as a ``.T``), the module's own tensors among them
 (``"W_query"`` for ``self.W_query`` or its weight, ``"P"`` for a table ``self.P``), and
 ``"__outside__"`` for a tensor from outside the recording (the probe's input). A step
@@ -44,7 +45,7 @@ INPUT_OF = frozenset({"softmax", "_softmax", "dropout"})  # also keep what these
 
 
 _student_dir: str | None = None  # the folder whose files are the student's (see student_files)
-_student_file: str | None = None  # the one file of it whose lines are noted, if only one (see student_files)
+_student_file: str | None = None  # the diagnosed module's file, whose calling lines are noted too (see student_files)
 
 
 @contextlib.contextmanager
