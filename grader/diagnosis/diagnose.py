@@ -262,8 +262,7 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     # An order (columns, heads) is said with the order the shown run has, where every run that differs
     # holds its expected values so, at whatever stage it differs first (transpose_output alone, or
     # inside the attention that uses it): the same fact on every run, never one run's coincidence.
-    reordered_everywhere = len(kinds) == 1 and " in another order (" in said[0]
-    if said[0] and len(kinds) == 1 and (same_stage or reordered_everywhere):
+    if said[0] and len(kinds) == 1 and (same_stage or " in another order (" in said[0]):
         diagnosis.relation = said[0] if "a constant factor" not in said[0] else _factor_said(said[0], localized)
     elif same_stage and any("a constant factor" in text for text in said):
         # Another kind said on some run (a factor of 1 there: "this step is missing") while a factor in

@@ -721,7 +721,7 @@ def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple 
         # or more than a shape of the reference's that differs from it along the joined dimension alone
         # (a loop over heads one short, its results stacked). Pieces whose join fits several dimensions
         # (stacked along 1 or 2 where both have that size) are said without one, if all need as many.
-        if expected is None and not counts:
+        if expected is None:  # (then no count was tried above)
             near = sorted((d, r) for r in known for d in dims if len(r) == len(shape) and r[d] != shape[d] and size[d]
                           and r[d] % size[d] == 0 and abs(r[d] // size[d] - len(pieces)) == 1
                           and r[:d] + r[d + 1:] == shape[:d] + shape[d + 1:])
