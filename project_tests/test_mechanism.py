@@ -242,6 +242,34 @@ CASES = [
             "            outputs.append(self.attention(queries[idx], keys[idx], values[idx],\n"
             "                                          None if valid_lens is None else valid_lens[idx]))\n"
             "        output = torch.stack(outputs, dim=1).reshape(-1, *outputs[0].shape[1:])"},
+    # A loop over heads, correct but for the mask, which is not cut to the number of tokens: the
+    # per-head steps (shapes the reference never makes whole) are another correct way, never blamed.
+    {"id": "head-loop-mask-uncut", "assignment": "ch03", "module": "mha",
+     "old": "        attn_scores = queries @ keys.transpose(2, 3)  # (b, num_heads, num_tokens, num_tokens)\n"
+            "        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]  # (num_tokens, num_tokens)\n"
+            "        attn_scores.masked_fill_(mask_bool, -torch.inf)\n"
+            "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        attn_weights = self.dropout(attn_weights)\n\n"
+            "        context_vec = (attn_weights @ values).transpose(1, 2)  # (b, num_tokens, num_heads, head_dim)\n",
+     "new": "        per_head = []\n"
+            "        for h in range(self.num_heads):\n"
+            "            q, k, v = queries.select(1, h), keys.select(1, h), values.select(1, h)\n"
+            "            s = q @ k.transpose(-2, -1)\n"
+            "            s = torch.where(self.mask.bool(), -torch.inf, s)\n"
+            "            w = self.dropout(torch.softmax(s / self.head_dim ** 0.5, dim=-1))\n"
+            "            per_head.append(w @ v)\n"
+            "        context_vec = torch.stack(per_head, dim=2)  # (b, num_tokens, num_heads, head_dim)\n"},
+    # A softmax by hand that masks the exponentials (a correct way: the masked scores are never a step
+    # of theirs), its rows summed along the wrong dimension: the line with the sum, not the scaling.
+    {"id": "exp-masked-then-summed-over-columns", "assignment": "ch03", "module": "causal",
+     "old": "    masked = attn_scores.masked_fill(mask, -torch.inf)\n    return torch.softmax(masked / d_k**0.5, dim=-1)\n",
+     "new": "    scaled = attn_scores / d_k**0.5\n"
+            "    powered = torch.exp(scaled).masked_fill(mask, 0.0)\n"
+            "    return powered / powered.sum(dim=0, keepdim=True)\n"},
+    # The right weights, then changed before they are returned: the line that changes them.
+    {"id": "weights-renormalised-on-return", "assignment": "ch03", "module": "causal",
+     "old": "    return torch.softmax(masked / d_k**0.5, dim=-1)\n",
+     "new": "    weights = torch.softmax(masked / d_k**0.5, dim=-1)\n    return weights / weights.sum()\n"},
     # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
     # student's raised, and nothing says so.
     {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
@@ -411,6 +439,28 @@ def test_a_loop_over_heads_one_short_is_shown_at_the_stack_with_the_loop_that_ma
         notes = " ".join(diagnosis.get("notes") or [])
         assert "(for k in range(self.num_heads - 1):), which made 4 of them where 5 are needed" in notes, (side, notes)
         assert "torch.arange" not in diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_a_loop_over_heads_is_another_correct_way_and_the_uncut_mask_is_what_is_shown(graded):
+    for side, view in views(graded, "head-loop-mask-uncut").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code", "").startswith("s = torch.where(self.mask.bool()"), (side, diagnosis)
+        assert not diagnosis.get("origin"), (side, diagnosis)  # no per-head step is "the wrong shape made first"
+        assert any(made.startswith("self.mask: line") and "register_buffer" in made
+                   for made in diagnosis.get("made") or []), (side, diagnosis)
+
+
+def test_a_softmax_that_masks_the_exponentials_is_not_blamed_for_unmasked_scores(graded):
+    for side, view in views(graded, "exp-masked-then-summed-over-columns").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code", "").startswith("return powered / powered.sum(dim=0"), (side, diagnosis)
+        assert "masked" not in diagnosis.get("relation", ""), (side, diagnosis)
+
+
+def test_a_right_value_changed_before_it_is_returned_is_shown_at_the_line_that_changes_it(graded):
+    for side, view in views(graded, "weights-renormalised-on-return").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code", "").startswith("return weights / weights.sum()"), (side, diagnosis)
 
 
 def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):

@@ -21,7 +21,7 @@ from grader.diagnosis.explain import explain
 from grader.diagnosis.mechanism import (attributes_kept_apart, dropped_results, enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Localization, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
+from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, first_unknown_shape, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, transposed_at, Origin, wrong_join, reordered, FOR_SHAPE)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
@@ -771,10 +771,8 @@ def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[
     found = []
     if raised and (walked := shape_origin(steps, raised, reference_steps)) is not None:
         found.append(walked)
-    ordered = sorted(steps)
-    first = shape_departure(reference_steps, [steps[i] for i in ordered])
-    if first is not None:
-        found.append(ordered[first])
+    if (first := first_unknown_shape(steps, reference_steps)) is not None:
+        found.append(first)
     return found
 
 

@@ -127,6 +127,8 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
     parts_along = None  # how the student computes the stages one part at a time (_ways_of_parts)
     for k, stage in enumerate(found):
         matched = [i for i, (_, t) in enumerate(theirs) if _matches(stage, t)]
+        if stage.name == OUTPUT and isinstance(student_output, torch.Tensor):  # a right value changed before it is returned
+            matched = [i for i in matched if i == len(theirs) - 1]
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
             continue
@@ -135,6 +137,9 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         if in_parts is not None:  # one head at a time, each head's part right: the stage is right
             parts_along, first = in_parts
             after = max(after, next((i for i in first if i > after), first[0]))
+            continue
+        if stage.name == SOFTMAX_INPUT and (masked := _masked_after_exponential(stage.value, theirs, after)) is not None:
+            after = masked  # a softmax by hand that masks the exponentials: the masked scores are never a step
             continue
         if parts_along is not None:
             place = _part_differing(stage, found, k, parts_along, theirs, after)
@@ -171,6 +176,21 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
                 place.step = None
         return place
     return None
+
+
+def _masked_after_exponential(given: torch.Tensor, theirs: list, after: int) -> int | None:
+    """The student's first step after ``after`` holding the exponential of the softmax's input
+    ``given`` (masked: its hidden entries exp to 0), shifted by a maximum or not, where ``given`` is
+    masked: a softmax written by hand that masks the exponentials (``exp(s) * ~mask``), a correct
+    way that never makes the masked scores; None otherwise."""
+    hidden = ~torch.isfinite(given) | (given < -1e4)
+    if not hidden.any() or hidden.all():
+        return None
+    finite = given.masked_fill(hidden, -torch.inf).double()
+    exponentials = [torch.exp(finite), torch.exp(finite - finite[~hidden].max())]
+    exponentials += [torch.exp(finite - finite.amax(dim=-1, keepdim=True).clamp_min(finite[~hidden].min()))]
+    return next((i for i, (_, t) in enumerate(theirs) if i > after and t.shape == given.shape
+                 and t.is_floating_point() and any(same_tensor(t, e) for e in exponentials)), None)
 
 
 def _ways_of_parts(value: torch.Tensor) -> list[tuple[int, int]]:

@@ -428,25 +428,69 @@ def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:
     return assign(0, [])
 
 
-def shape_origin(steps: dict, raised: list, reference_steps: list) -> int | None:
-    """The student's step (an index of ``steps``: ``{index: [label, shape, where, parents]}``) where
-    a shape the reference never makes is made first, walking back from what the call that raised
-    received (``raised``)."""
+def one_part_shapes(shape: tuple) -> set[tuple]:
+    """The shapes of one part of a value of ``shape``, taken as a loop over heads takes it
+    (:func:`grader.diagnosis.localize._ways_of_parts`): one index of a dimension (``value[:, h]``), or
+    every ``m``-th row (``value[k::m]``)."""
+    parts = {shape[:d] + shape[d + 1:] for d in range(len(shape)) if shape[d] >= 2}
+    if shape:
+        parts |= {(shape[0] // m, *shape[1:]) for m in range(2, shape[0]) if shape[0] % m == 0}
+    return parts
+
+
+def shape_knowledge(steps: dict, reference_steps: list):
+    """``known(i)``: whether the student's step ``i`` (of ``steps``: ``{index: [label, shape, where,
+    parents]}``) has a shape the reference's steps of its kind have (any step's, for a kind it never
+    takes), or is one part of such a value computed as a loop over heads computes it: a part taken
+    (``queries[:, h]``) of a value whose shape is known, and what is computed from parts with the
+    shape of one part of the reference's steps of its kind (``scores`` of one head). A step of
+    another correct approach is no wrong shape. Also the reference's shapes by kind."""
     shapes: dict[str, set] = {}
     for step in reference_steps:
         if isinstance(step[1], torch.Tensor):
             shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
     every = set().union(*shapes.values()) if shapes else set()
+    memo: dict[int, tuple[bool, bool]] = {}
 
-    def known(i: int) -> bool:  # a shape the reference's steps of its kind have (any step's, for a kind it never takes)
+    def judged(i: int) -> tuple[bool, bool]:  # (known, one part of a value of the reference's)
         if i not in steps or len(steps[i][1]) == 0:
-            return True
-        return tuple(steps[i][1]) in shapes.get(steps[i][0], every)
+            return True, False
+        if i not in memo:
+            memo[i] = (True, False)  # a cycle (never in a trace) ends here
+            label, shape = steps[i][0], tuple(steps[i][1])
+            mine = shapes.get(label, every)
+            parents = [p for p in steps[i][3] if type(p) is int and p < i and p in steps]
+            if shape in mine:
+                memo[i] = (True, False)
+            elif label.split("[")[0] in PARTS and any(judged(p)[0] and shape in one_part_shapes(tuple(steps[p][1]))
+                                                      for p in parents):
+                memo[i] = (True, True)
+            elif any(judged(p)[1] for p in parents) and any(shape in one_part_shapes(s) for s in mine):
+                memo[i] = (True, True)
+            else:
+                memo[i] = (False, False)
+        return memo[i]
+
+    return (lambda i: judged(i)[0]), shapes
+
+
+def shape_origin(steps: dict, raised: list, reference_steps: list) -> int | None:
+    """The student's step (an index of ``steps``: ``{index: [label, shape, where, parents]}``) where
+    a shape the reference never makes (:func:`shape_knowledge`) is made first, walking back from
+    what the call that raised received (``raised``)."""
+    known, _ = shape_knowledge(steps, reference_steps)
 
     def parents_of(i: int) -> list:
         return [p for p in steps[i][3] if type(p) is not int or p < i]
 
     return first_unknown(raised, parents_of, known)
+
+
+def first_unknown_shape(steps: dict, reference_steps: list) -> int | None:
+    """The student's first step, in the order made, of a kind the reference takes and a shape it
+    never makes (:func:`shape_knowledge`); None if there is none."""
+    known, shapes = shape_knowledge(steps, reference_steps)
+    return next((i for i in sorted(steps) if steps[i][0] in shapes and not known(i)), None)
 
 
 # -- the lines that make what a line uses ----------------------------------------------------------------
