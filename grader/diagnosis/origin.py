@@ -442,36 +442,40 @@ def shape_knowledge(steps: dict, reference_steps: list):
     """``known(i)``: whether the student's step ``i`` (of ``steps``: ``{index: [label, shape, where,
     parents]}``) has a shape the reference's steps of its kind have (any step's, for a kind it never
     takes), or is one part of such a value computed as a loop over heads computes it: a part taken
-    (``queries[:, h]``) of a value whose shape is known, and what is computed from parts with the
-    shape of one part of the reference's steps of its kind (``scores`` of one head). A step of
-    another correct approach is no wrong shape. Also the reference's shapes by kind."""
+    (``queries[:, h]``) of a value whose shape is known, where the reference takes no part of that
+    kind and number of dimensions, and something is computed from it as from a part (a part whose
+    every use makes a shape the reference never makes, as rows taken along the wrong dimension,
+    is not another way); and what is computed from parts with the shape of one part of the
+    reference's steps of its kind (``scores`` of one head). A step of another correct approach is
+    no wrong shape. Also the reference's shapes by kind."""
     shapes: dict[str, set] = {}
     for step in reference_steps:
         if isinstance(step[1], torch.Tensor):
             shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
     every = set().union(*shapes.values()) if shapes else set()
-    memo: dict[int, tuple[bool, bool]] = {}
-
-    def judged(i: int) -> tuple[bool, bool]:  # (known, one part of a value of the reference's)
-        if i not in steps or len(steps[i][1]) == 0:
-            return True, False
-        if i not in memo:
-            memo[i] = (True, False)  # a cycle (never in a trace) ends here
-            label, shape = steps[i][0], tuple(steps[i][1])
-            mine = shapes.get(label, every)
-            parents = [p for p in steps[i][3] if type(p) is int and p < i and p in steps]
-            if shape in mine:
-                memo[i] = (True, False)
-            elif label.split("[")[0] in PARTS and any(judged(p)[0] and shape in one_part_shapes(tuple(steps[p][1]))
-                                                      for p in parents):
-                memo[i] = (True, True)
-            elif any(judged(p)[1] for p in parents) and any(shape in one_part_shapes(s) for s in mine):
-                memo[i] = (True, True)
-            else:
-                memo[i] = (False, False)
-        return memo[i]
-
-    return (lambda i: judged(i)[0]), shapes
+    known: dict[int, bool] = {}
+    part: dict[int, bool] = {}  # one part of a value of the reference's, computed as a loop over heads does
+    taken: list[int] = []  # the parts taken
+    for i in sorted(steps):  # a step's parents come before it
+        label, shape = steps[i][0], tuple(steps[i][1])
+        mine = shapes.get(label, every)
+        parents = [p for p in steps[i][3] if type(p) is int and p < i and p in steps]
+        known[i], part[i] = True, False
+        if not shape or shape in mine:
+            continue
+        if (label.split("[")[0] in PARTS and not any(len(s) == len(shape) for s in shapes.get(label, ()))
+                and any(known[p] and shape in one_part_shapes(tuple(steps[p][1])) for p in parents)):
+            part[i] = True
+            taken.append(i)
+        elif any(part[p] for p in parents) and any(shape in one_part_shapes(s) for s in mine):
+            part[i] = True
+        else:
+            known[i] = False
+    for i in taken:
+        uses = [j for j in steps if j > i and i in steps[j][3]]
+        if uses and not any(known[j] for j in uses):
+            known[i] = part[i] = False
+    return (lambda i: i not in steps or known.get(i, True)), shapes
 
 
 def shape_origin(steps: dict, raised: list, reference_steps: list) -> int | None:
