@@ -270,6 +270,15 @@ CASES = [
     {"id": "weights-renormalised-on-return", "assignment": "ch03", "module": "causal",
      "old": "    return torch.softmax(masked / d_k**0.5, dim=-1)\n",
      "new": "    weights = torch.softmax(masked / d_k**0.5, dim=-1)\n    return weights / weights.sum()\n"},
+    # The module's own helper that makes the mask of allowed positions, given where the positions to
+    # hide are meant: the call, not the helper (which passes its own checks), on both sides.
+    {"id": "allowed-mask-used-as-hidden", "assignment": "ch03", "module": "causal",
+     "old": "    mask = torch.triu(\n"
+            "        torch.ones(n, n, dtype=torch.bool, device=attn_scores.device), diagonal=1\n"
+            "    )  # (n, n), True above the diagonal\n"
+            "    masked = attn_scores.masked_fill(mask, -torch.inf)\n",
+     "new": "    mask = simple_causal_mask(n).bool()\n"
+            "    masked = torch.where(mask, torch.full_like(attn_scores, float(\"-inf\")), attn_scores)\n"},
     # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
     # student's raised, and nothing says so.
     {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
@@ -461,6 +470,16 @@ def test_a_right_value_changed_before_it_is_returned_is_shown_at_the_line_that_c
     for side, view in views(graded, "weights-renormalised-on-return").items():
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("code", "").startswith("return weights / weights.sum()"), (side, diagnosis)
+
+
+def test_a_helper_checked_by_a_probe_that_names_it_is_never_blamed_for_how_it_is_called(graded):
+    for side, view in views(graded, "allowed-mask-used-as-hidden").items():
+        diagnosis = diagnosis_of(view)
+        shown = (diagnosis.get("where", ""), diagnosis.get("origin", ""))
+        assert "causal.py, line 54" not in shown, (side, diagnosis)  # return torch.tril(...): right
+        assert diagnosis.get("origin_code", "").startswith("mask = simple_causal_mask(n)"), (side, diagnosis)
+        assert any("is in simple_causal_mask, which passes every check that calls it" in note
+                   for note in diagnosis.get("notes") or []), (side, diagnosis)
 
 
 def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):

@@ -81,7 +81,7 @@ def check_weights(actual, expected, *, what):
 
 # -- 3.5.1: the mask, the two ways to apply it --------------------------------------------------
 @pytest.mark.points(1)
-@pytest.mark.probe("masks", sizes=SIZES)
+@pytest.mark.probe("masks", function="simple_causal_mask", sizes=SIZES)
 def test_simple_causal_mask(probed):
     count = len(probed) if isinstance(probed, list) else None
     require(count == len(SIZES), f"{len(SIZES)} masks expected, {count if count is not None else 'no list'} came back",
@@ -92,13 +92,13 @@ def test_simple_causal_mask(probed):
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("renormalize", weights=V2_WEIGHTS)
+@pytest.mark.probe("renormalize", function="mask_and_renormalize", weights=V2_WEIGHTS)
 def test_mask_and_renormalize_textbook(probed):
     check_weights(probed["result"], CAUSAL_WEIGHTS, what="mask_and_renormalize(softmax weights of the seed-789 v2)")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("renormalize", weights=W4)
+@pytest.mark.probe("renormalize", function="mask_and_renormalize", weights=W4)
 def test_mask_and_renormalize_batched(probed):
     check_weights(probed["result"], RENORMALIZED_W4,
                   what="mask_and_renormalize on weights of shape (2, 3, 5, 5) (two batch dimensions)")
@@ -107,13 +107,13 @@ def test_mask_and_renormalize_batched(probed):
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("causal_weights", scores=SCORES, d_k=2)
+@pytest.mark.probe("causal_weights", function="causal_attention_weights", scores=SCORES, d_k=2)
 def test_causal_attention_weights_textbook(probed):
     check_weights(probed["result"], CAUSAL_WEIGHTS, what="causal_attention_weights(seed-789 v2 scores, d_k=2)")
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("causal_weights", scores=S3, d_k=5)
+@pytest.mark.probe("causal_weights", function="causal_attention_weights", scores=S3, d_k=5)
 def test_causal_attention_weights_other_sizes(probed):
     check_weights(probed["result"], CAUSAL_WEIGHTS_S3,
                   what="causal_attention_weights on scores of shape (3, 7, 7), d_k=5")
@@ -123,7 +123,7 @@ def test_causal_attention_weights_other_sizes(probed):
 
 
 @pytest.mark.points(1)
-@pytest.mark.probe("masked_scores", scores=SCORES)
+@pytest.mark.probe("masked_scores", function="causal_attention_weights", scores=SCORES)
 def test_masked_scores_textbook(probed):
     what = "row 2 of the masked scores that causal_attention_weights(scores, d_k=1) gives softmax"
     expected = torch.cat([MASKED_SCORES_ROW_2, torch.full((4,), -INF)])

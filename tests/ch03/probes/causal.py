@@ -13,9 +13,10 @@ CLASS = "CausalAttention"
 
 
 # -- functions of 3.5.1 --------------------------------------------------------------------------
-def masks(student, sizes):
-    """simple_causal_mask(n) for every n in ``sizes``."""
-    make = probing.part(student, "simple_causal_mask", "function")
+def masks(student, function, sizes):
+    """``function(n)`` (simple_causal_mask: the marker names the function it checks) for every n in
+    ``sizes``."""
+    make = probing.part(student, function, "function")
     with probing.recorded_if_sent() as recorder:
         found = [probing.tensor(make(n), f"simple_causal_mask({n})") for n in sizes]
     return probing.with_steps(found, recorder)
@@ -30,20 +31,20 @@ def _unchanged_input(student, function: str, given, *args):
                               recorder)
 
 
-def renormalize(student, weights):
-    """mask_and_renormalize(weights), and the input afterwards (it must not change)."""
-    return _unchanged_input(student, "mask_and_renormalize", weights.clone())
+def renormalize(student, function, weights):
+    """``function(weights)`` (mask_and_renormalize), and the input afterwards (it must not change)."""
+    return _unchanged_input(student, function, weights.clone())
 
 
-def causal_weights(student, scores, d_k):
-    """causal_attention_weights(scores, d_k), and the input afterwards (it must not change)."""
-    return _unchanged_input(student, "causal_attention_weights", scores.clone(), d_k)
+def causal_weights(student, function, scores, d_k):
+    """``function(scores, d_k)`` (causal_attention_weights), and the input afterwards (it must not change)."""
+    return _unchanged_input(student, function, scores.clone(), d_k)
 
 
-def masked_scores(student, scores):
-    """What causal_attention_weights(scores, d_k=1) gives softmax (the masked scores; None when
-    no softmax call was seen, e.g. a softmax written by hand), and the weights it returns."""
-    target = probing.part(student, "causal_attention_weights", "function")
+def masked_scores(student, function, scores):
+    """What ``function(scores, d_k=1)`` (causal_attention_weights) gives softmax (the masked scores;
+    None when no softmax call was seen, e.g. a softmax written by hand), and the weights it returns."""
+    target = probing.part(student, function, "function")
     with probing.recorded() as recorder:
         weights = target(scores.clone(), 1)
     weights = probing.tensor(weights, "the result of causal_attention_weights")
