@@ -279,6 +279,16 @@ CASES = [
             "    masked = attn_scores.masked_fill(mask, -torch.inf)\n",
      "new": "    mask = simple_causal_mask(n).bool()\n"
             "    masked = torch.where(mask, torch.full_like(attn_scores, float(\"-inf\")), attn_scores)\n"},
+    # One line pairs lengths with the wrong rows for a 1-D and a 2-D valid_lens alike (expanded to
+    # (batch, queries), flattened transposed): the catalog's tiled-1-D and transposed-2-D mistakes each
+    # reproduce one kind of input; one story is told, the line, never two concepts; the correct
+    # expand (its lengths are the reference's, in another shape) is not where it goes wrong.
+    {"id": "lens-expanded-then-flattened-transposed", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "        valid_lens = torch.repeat_interleave(valid_lens, shape[1])  # (batch_size * num_queries,)\n"
+            "    else:\n"
+            "        valid_lens = valid_lens.reshape(-1)  # (batch_size * num_queries,)\n",
+     "new": "        valid_lens = valid_lens.unsqueeze(1).expand(-1, shape[1])\n"
+            "    valid_lens = valid_lens.t().flatten()\n"},
     # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
     # student's raised, and nothing says so.
     {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
@@ -480,6 +490,13 @@ def test_a_helper_checked_by_a_probe_that_names_it_is_never_blamed_for_how_it_is
         assert diagnosis.get("origin_code", "").startswith("mask = simple_causal_mask(n)"), (side, diagnosis)
         assert any("is in simple_causal_mask, which passes every check that calls it" in note
                    for note in diagnosis.get("notes") or []), (side, diagnosis)
+
+
+def test_one_line_behind_two_catalog_mistakes_is_one_story(graded):
+    for side, view in views(graded, "lens-expanded-then-flattened-transposed").items():
+        diagnosis = diagnosis_of(view)
+        assert not diagnosis.get("concepts"), (side, diagnosis)
+        assert diagnosis.get("origin_code", "").startswith("valid_lens = valid_lens.t().flatten()"), (side, diagnosis)
 
 
 def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):

@@ -101,19 +101,7 @@ def kept(request, tmp_path_factory):
 def test_every_kept_fresh_mistake_loses_points_without_a_grader_error_or_two_stories(kept, where):
     mistakes, graded = kept
     assert len(mistakes) >= 40  # the corpus was rebuilt, not lost
-    ids = {m["id"] for m in mistakes}
-    still_open = sorted(ids & set(TWO_STORIES_NOT_MENDED))
-    assert problems(mistakes, graded[where], excused=CORRECT_UNDER_THE_CONTRACT) == ([], [], still_open)
-
-
-# Found by the fifteenth measure and not mended yet (issue 34 is open): one mistake whose outputs
-# reproduce two catalog mistakes, one per probe. Held as it is, so that this test fails, and the
-# entry is removed, once the diagnosis tells one story there.
-TWO_STORIES_NOT_MENDED = {
-    "57-d2l_attention-masked_softmax-2d-lens-transposed-flatten":
-        "(batch, queries) lengths flattened after .t(): on a 1-D valid_lens its outputs are the tiled vector's, "
-        "on a 2-D one the transposed flatten's, and both concepts are said",
-}
+    assert problems(mistakes, graded[where], excused=CORRECT_UNDER_THE_CONTRACT) == ([], [], [])
 
 
 # Mistakes written here, one per family the 2026-11-28 measure found told otherwise on one side, or

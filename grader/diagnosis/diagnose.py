@@ -163,6 +163,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
         _show_step(diagnosis, stem, localized, folder, output_of(source.result(stem, None, localized[0][0].probe,
                                                                                   localized[0][0].kwargs)))
         _passing_helper(diagnosis, stem, localized[0], runs, folder)
+        _one_line_behind_the_concepts(diagnosis, stem, localized, runs, folder, source)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
         if source is not None and not diagnosis.relation:
@@ -188,6 +189,28 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis
+
+
+def _one_line_behind_the_concepts(diagnosis: Diagnosis, stem: str, localized: list, runs: list[ProbeRun],
+                                  folder: Path | None, source) -> None:
+    """Catalog mistakes confirmed together, each reproducing the student's results on its own probes,
+    are two mistakes only where they are made at two places: when the first value the reference never
+    computes is made at one and the same line of the student's on every failed check (a 1-D and a 2-D
+    valid_lens both paired with the wrong rows by one ``.t()``), that line is the one mistake, and
+    naming the catalog's mistakes, each true on some inputs, would tell two stories: none is named,
+    the line is shown."""
+    if len(diagnosis.concepts) < 2 or folder is None or source is None:
+        return
+    failed = [run for run in runs if run.failed]
+    if len(localized) != len(failed) or len(localized) < 2:  # a failed check the walk cannot follow: unknown
+        return
+    lines = set()
+    for entry in localized:
+        alone = Diagnosis()
+        _show_step(alone, stem, [entry], folder, output_of(source.result(stem, None, entry[0].probe, entry[0].kwargs)))
+        lines.add(alone.origin or alone.where)
+    if len(lines) == 1 and "" not in lines:
+        diagnosis.concepts = []
 
 
 def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None) -> None:

@@ -45,10 +45,12 @@ class KnownValues:
     def __init__(self, reference_steps: list, extra=()):
         self.steps = reference_steps + softmax_by_hand(reference_steps)
         self.by_size: dict[int, list[tuple[int, torch.Tensor]]] = {}
+        self.shapes: set[tuple[tuple, bool]] = set()  # (shape, floating) of each value: numbers, or masks and lengths
         values = [(i, s[1]) for i, s in enumerate(self.steps)] + [(-1, t) for t in extra]
         for i, value in values:
             if isinstance(value, torch.Tensor) and value.numel() and not value.is_complex():
                 self.by_size.setdefault(value.numel(), []).append((i, value.detach().double()))
+                self.shapes.add((tuple(value.shape), value.is_floating_point()))
 
     def matching(self, value: torch.Tensor, layout: bool = False, exact: bool = False) -> list[int]:
         """The reference's steps holding ``value`` (-1: its output): the same numbers in the same order
@@ -94,14 +96,14 @@ class KnownValues:
         return False
 
     def misplaced(self, value: torch.Tensor) -> bool:
-        """Whether ``value`` has the shape of one of the reference's values, but other values in it,
+        """Whether ``value`` has the shape of one of the reference's values of its kind (numbers, or
+        masks and lengths: a row maximum's shape says nothing of lengths), but other values in it,
         though the reference holds its numbers in this order under another shape (``reshape`` where
         ``permute`` is meant: the right numbers, each at a wrong place of the right shape)."""
         if not isinstance(value, torch.Tensor) or value.is_complex() or value.numel() <= 1:
             return False
-        shape = tuple(value.shape)
-        same_shape = [known for _, known in self.by_size.get(value.numel(), ()) if tuple(known.shape) == shape]
-        return bool(same_shape) and not self.matching(value, exact=True) and bool(self.matching(value))
+        return ((tuple(value.shape), value.is_floating_point()) in self.shapes
+                and not self.matching(value, exact=True) and bool(self.matching(value)))
 
     def exp_of_scores(self, value: torch.Tensor) -> bool:
         """Whether ``value`` is the exponential of one of the reference's softmax inputs on every entry
