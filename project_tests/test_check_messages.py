@@ -15,6 +15,7 @@ import torch
 from torch import nn
 
 from grader.suite.comparisons import Mismatch
+from grader.suite.exact import NOT_COPIED_HINT
 from project_tests.helpers import ROOT
 
 ORDER = ("W_query", "W_key", "W_value")
@@ -88,6 +89,15 @@ def test_hidden_transfer_says_reshaped_not_transposed_and_for_square_weights_not
     assert found.message == "after the copy sa_v1.W_value holds sa_v2.W_value.weight itself, not transposed"
 
 
+def test_hidden_transfer_says_which_matrix_the_copy_never_changed(suites):
+    t = suites["hidden_transfer"].SEED_11  # v1 built after its own seed: its matrices before the copy are known here
+    matrices = {**t.matrices, "W_value": t.before["W_value"].clone()}
+    found = failure(suites["hidden_transfer"].test_v1_start_does_not_matter, hidden_copy(t, matrices))
+    assert found.message == ("after the copy sa_v1.W_value still holds the values it had before the copy: "
+                             "the copy never changed it")
+    assert found.feedback.hint == NOT_COPIED_HINT
+
+
 def test_hidden_transfer_says_nothing_of_a_cause_without_an_exact_relation(suites):
     t = suites["hidden_transfer"].SEED_42
     matrices = {**t.matrices, "W_query": t.v2_weights["W_key"].T + 1e-3}  # close to W_key's, not equal
@@ -95,8 +105,9 @@ def test_hidden_transfer_says_nothing_of_a_cause_without_an_exact_relation(suite
     assert "holds" not in found.message and "values differ" in found.message and not found.feedback.hint
 
 
-def public_copy(v2: dict, v1: dict) -> dict:
-    return {"v1": v1, "v2": v2}
+def public_copy(v2: dict, v1: dict, before: dict | None = None) -> dict:
+    before = before or {name: torch.full(w.T.shape, 0.5) for name, w in v2.items()}
+    return {"v1": v1, "v2": v2, "v1_before": before}
 
 
 def test_public_transfer_says_what_the_hidden_grade_says(suites):
@@ -114,6 +125,11 @@ def test_public_transfer_says_what_the_hidden_grade_says(suites):
     assert found.message == "after the copy sa_v1.W_key holds sa_v2.W_key.weight reshaped to (3, 2), not transposed"
     found = failure(check, public_copy(v2, {**right, "W_key": right["W_key"] + 1e-3}))
     assert "holds" not in found.message
+    before = {name: torch.rand(3, 2) for name in ORDER}
+    found = failure(check, public_copy(v2, {**right, "W_query": before["W_query"].clone()}, before))
+    assert found.message == ("after the copy sa_v1.W_query still holds the values it had before the copy: "
+                             "the copy never changed it")
+    assert found.feedback.hint == NOT_COPIED_HINT
 
 
 def effects(kinds: dict | None = None, names: list | None = None) -> dict:

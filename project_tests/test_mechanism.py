@@ -289,6 +289,15 @@ CASES = [
             "        valid_lens = valid_lens.reshape(-1)  # (batch_size * num_queries,)\n",
      "new": "        valid_lens = valid_lens.unsqueeze(1).expand(-1, shape[1])\n"
             "    valid_lens = valid_lens.t().flatten()\n"},
+    # A loop over the names that starts at 1: W_query keeps the values it had before the copy, which
+    # both sides' checks say (an exact relation), with the hint to copy all three.
+    {"id": "copy-loop-skips-the-first-name", "assignment": "ch03", "module": "weight_transfer",
+     "old": "    sa_v1.W_query.data = sa_v2.W_query.weight.T  # (d_in, d_out)\n"
+            "    sa_v1.W_key.data = sa_v2.W_key.weight.T  # (d_in, d_out)\n"
+            "    sa_v1.W_value.data = sa_v2.W_value.weight.T  # (d_in, d_out)\n",
+     "new": "    names = [\"W_query\", \"W_key\", \"W_value\"]\n"
+            "    for i in range(1, len(names)):\n"
+            "        getattr(sa_v1, names[i]).data = getattr(sa_v2, names[i]).weight.T\n"},
     # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
     # student's raised, and nothing says so.
     {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
@@ -497,6 +506,13 @@ def test_one_line_behind_two_catalog_mistakes_is_one_story(graded):
         diagnosis = diagnosis_of(view)
         assert not diagnosis.get("concepts"), (side, diagnosis)
         assert diagnosis.get("origin_code", "").startswith("valid_lens = valid_lens.t().flatten()"), (side, diagnosis)
+
+
+def test_a_matrix_the_copy_never_wrote_is_said_so_on_both_sides(graded):
+    for side, view in views(graded, "copy-loop-skips-the-first-name").items():
+        said = [(check["message"], check["hint"]) for check in view["failing"]]
+        assert said and all("sa_v1.W_query still holds the values it had before the copy" in message
+                            and hint.startswith("Copy each of the three matrices") for message, hint in said), (side, said)
 
 
 def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):

@@ -15,13 +15,15 @@ RESHAPED_HINT = ("reshape (and view) keep the order of the values in memory: the
                  "transpose. Copy weight.T.")
 OTHER_LAYER_HINT = "Give each v1 matrix the weight of the v2 layer of the same name: sa_v1.W_query from sa_v2.W_query, ..."
 COPY_ATOL = 1e-6  # float32 rounding of an equivalent copy, far below any real mistake
+NOT_COPIED_HINT = ("Copy each of the three matrices: sa_v1.W_query, sa_v1.W_key and sa_v1.W_value each receive the "
+                   "transposed weight of the v2 layer of the same name (sa_v1.W_query.data = sa_v2.W_query.weight.T, ...).")
 
 
-def what_it_holds(mine, expected: torch.Tensor, weights: dict, name: str) -> tuple[str, str]:
+def what_it_holds(mine, expected: torch.Tensor, weights: dict, name: str, before=None) -> tuple[str, str]:
     """When ``sa_v1.<name>`` after the copy is not ``expected`` (sa_v2's weight of that name,
     transposed) but exactly one of the v2 ``weights`` arranged otherwise (another layer's,
-    transposed; or reshaped, or as it is, instead of transposed): what it holds and the matching
-    hint; else ``("", "")``."""
+    transposed; or reshaped, or as it is, instead of transposed), or exactly what it held ``before``
+    the copy (the copy never wrote it): what it holds and the matching hint; else ``("", "")``."""
     if (not isinstance(mine, torch.Tensor) or mine.shape != expected.shape or not mine.is_floating_point()
             or torch.allclose(mine.double(), expected.double(), atol=COPY_ATOL, rtol=0)):
         return "", ""
@@ -37,6 +39,10 @@ def what_it_holds(mine, expected: torch.Tensor, weights: dict, name: str) -> tup
         for value, held, hint in arrangements:
             if value.shape == mine.shape and torch.allclose(mine.double(), value.double(), atol=COPY_ATOL, rtol=0):
                 return f"after the copy sa_v1.{name} holds {held}{other}", hint
+    if (isinstance(before, torch.Tensor) and before.shape == mine.shape
+            and torch.allclose(mine.double(), before.double(), atol=COPY_ATOL, rtol=0)):
+        return (f"after the copy sa_v1.{name} still holds the values it had before the copy: the copy never "
+                f"changed it", NOT_COPIED_HINT)
     return "", ""
 
 

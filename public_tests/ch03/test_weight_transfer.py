@@ -32,7 +32,7 @@ def copied_transposed(probed, what):
         require(not (tuple(mine.shape) == (d_out, d_in) and d_in != d_out),
                 f"sa_v1.{name} has shape ({d_out}, {d_in}) after the copy, expected ({d_in}, {d_out})", what=what,
                 hint=NOT_TRANSPOSED_HINT, expected=f"({d_in}, {d_out})", actual=f"({d_out}, {d_in})")
-        held, hint = what_it_holds(mine, probed["v2"][name].T, probed["v2"], name)
+        held, hint = what_it_holds(mine, probed["v2"][name].T, probed["v2"], name, probed["v1_before"][name])
         require(not held, held, what=what, hint=hint)
         close(mine, weight.T, atol=ATOL, what=f"sa_v1.{name} after the copy")
 

@@ -42,10 +42,18 @@ def expected(seed, d_in, d_out, x):
 class Transfer:
     """What a correct copy gives for a probe marker's seed, sizes and inputs, computed here: v1's
     matrices (v2's weights transposed), its outputs (v2's), and its matrices' gradients from
-    ``sum((sa_v1(x) ** 2).sum() for x in xs).backward()``."""
+    ``sum((sa_v1(x) ** 2).sum() for x in xs).backward()``; and v1's matrices before the copy, as
+    the probe builds v1 (right after v2, or after ``v1_seed``)."""
 
-    def __init__(self, seed, d_in, d_out, xs):
+    def __init__(self, seed, d_in, d_out, xs, v1_seed=None):
         sa_v2 = reference_v2(seed, d_in, d_out)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            ref_v2.SelfAttention_v2(d_in, d_out)
+            if v1_seed is not None:
+                torch.manual_seed(v1_seed)
+            built = ref_v1.SelfAttention_v1(d_in, d_out)
+        self.before = {name: getattr(built, name).detach().clone() for name in ORDER}
         self.d_in, self.d_out, self.count = d_in, d_out, len(xs)
         self.v2_weights = {name: getattr(sa_v2, name).weight.detach().clone() for name in ORDER}
         self.matrices = {name: w.T.contiguous() for name, w in self.v2_weights.items()}
@@ -80,7 +88,7 @@ def copied(probed, transfer: Transfer, what: str) -> list:
         shape = list(mine.shape) if isinstance(mine, torch.Tensor) else None
         require(not (shape == [d_out, d_in] and d_in != d_out), f"sa_v1.{name} has shape ({d_out}, {d_in}) after the copy",
                 what=what, hint=NOT_TRANSPOSED_HINT, expected=f"({d_in}, {d_out})", actual=f"({d_out}, {d_in})")
-        held, hint = what_it_holds(mine, transfer.matrices[name], transfer.v2_weights, name)
+        held, hint = what_it_holds(mine, transfer.matrices[name], transfer.v2_weights, name, transfer.before[name])
         require(not held, held, what=what, hint=hint)
         close(mine, transfer.matrices[name], what=f"{what}: sa_v1.{name} after the copy, compared with "
               f"sa_v2.{name}.weight.T (the difference must be 0, up to {ATOL:g})", atol=ATOL)
@@ -110,7 +118,7 @@ SEED_42 = Transfer(42, 3, 2, [INPUTS])
 SIZES_5_4 = Transfer(7, 5, 4, [X_OTHER])
 SQUARE = Transfer(3, 4, 4, [X_SQUARE])
 SEVERAL = Transfer(9, 3, 5, [X_SHORT, X_MID, X_LONG])
-SEED_11 = Transfer(11, 3, 2, [INPUTS])
+SEED_11 = Transfer(11, 3, 2, [INPUTS], v1_seed=99)
 GRADIENTS = Transfer(13, 3, 2, [X_GRAD])
 
 

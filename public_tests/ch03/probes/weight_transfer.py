@@ -24,13 +24,14 @@ def stand_ins(seed, d_in, d_out):
 
 
 def transfer(student, seed, d_in, d_out):
-    """Copy the stand-in v2 weights into the stand-in v1; return both sets of matrices."""
+    """Copy the stand-in v2 weights into the stand-in v1; return both sets of matrices, and v1's before the copy."""
     v1, v2 = stand_ins(seed, d_in, d_out)
     given = {name: getattr(v2, name).weight.detach().clone() for name in NAMES}  # before the student's code runs
+    before = {name: getattr(v1, name).detach().clone() for name in NAMES}
     probing.call(probing.part(student, "copy_v2_weights_into_v1", "function"), v1, v2)
     mine = {name: probing.attribute(v1, name) for name in NAMES}
     return {"v1": {name: value.detach().clone() if isinstance(value, torch.Tensor) else None for name, value in mine.items()},
-            "v2": given}
+            "v2": given, "v1_before": before}
 
 
 def effects(student, seed, d_in, d_out):
