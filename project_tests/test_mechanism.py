@@ -298,6 +298,10 @@ CASES = [
      "new": "    names = [\"W_query\", \"W_key\", \"W_value\"]\n"
             "    for i in range(1, len(names)):\n"
             "        getattr(sa_v1, names[i]).data = getattr(sa_v2, names[i]).weight.T\n"},
+    # The head size stored as the number of heads: the transposes, which pass their own checks (the
+    # public ones through a probe given functions=[...]), are never shown as the mistake on either side.
+    {"id": "heads-stored-as-head-size", "assignment": "d2l_attention", "module": "multihead",
+     "old": "        self.num_heads = num_heads\n", "new": "        self.num_heads = num_hiddens // num_heads\n"},
     # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
     # student's raised, and nothing says so.
     {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
@@ -513,6 +517,14 @@ def test_a_matrix_the_copy_never_wrote_is_said_so_on_both_sides(graded):
         said = [(check["message"], check["hint"]) for check in view["failing"]]
         assert said and all("sa_v1.W_query still holds the values it had before the copy" in message
                             and hint.startswith("Copy each of the three matrices") for message, hint in said), (side, said)
+
+
+def test_helpers_checked_through_a_probe_naming_several_functions_are_never_blamed(graded):
+    for side, view in views(graded, "heads-stored-as-head-size").items():
+        diagnosis = diagnosis_of(view)
+        for shown in ("code", "origin_code"):
+            assert not diagnosis.get(shown, "").startswith("X = X."), (side, diagnosis)  # inside transpose_qkv
+        assert any(made.startswith("self.num_heads: line") for made in diagnosis.get("made") or []), (side, diagnosis)
 
 
 def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):

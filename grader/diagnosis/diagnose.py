@@ -410,12 +410,14 @@ def _along_dim(t: torch.Tensor, dim: int) -> str:
 
 def _passing_functions(runs: list[ProbeRun]) -> set[str]:
     """The module's functions called by checks of their own (a probe given ``function=NAME``, the
-    built-in ``call`` or a suite's own probe that calls that function alone), each passing all of them."""
+    built-in ``call`` or a suite's own probe that calls that function alone, or ``functions=[...]``,
+    the names it calls), each passing all of them."""
     checked: dict[str, bool] = {}
     for run in runs:
-        name = run.kwargs.get("function") if isinstance(run.kwargs, dict) else None
-        if isinstance(name, str):  # a probe that checks one function of the module by name says which
-            checked[name] = checked.get(name, True) and not run.failed
+        kwargs = run.kwargs if isinstance(run.kwargs, dict) else {}
+        for name in [kwargs.get("function"), *(kwargs.get("functions") or [])]:  # a probe that checks
+            if isinstance(name, str):  # functions of the module by name says which
+                checked[name] = checked.get(name, True) and not run.failed
     return {name for name, passed in checked.items() if passed}
 
 
