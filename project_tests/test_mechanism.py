@@ -302,6 +302,11 @@ CASES = [
     # public ones through a probe given functions=[...]), are never shown as the mistake on either side.
     {"id": "heads-stored-as-head-size", "assignment": "d2l_attention", "module": "multihead",
      "old": "        self.num_heads = num_heads\n", "new": "        self.num_heads = num_hiddens // num_heads\n"},
+    # The first GRU layer's state as the query, in a loop over time indices: the concept is said, and
+    # no line is guessed beside it from a step of another shape (the embedding of one step).
+    {"id": "query-from-first-layer-indexed-loop", "assignment": "d2l_attention", "module": "seq2seq_attention",
+     "old": '        enc_outputs, hidden_state, enc_valid_lens = state  # (b, T_enc, h), (L, b, h), (b,)\n        X = self.embedding(X).permute(1, 0, 2)  # (T_dec, b, e)\n        outputs, self._attention_weights = [], []\n        for x in X:  # x: (b, e)\n            query = torch.unsqueeze(hidden_state[-1], dim=1)  # (b, 1, h)\n            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)  # (b, 1, h)\n            x = torch.cat((context, torch.unsqueeze(x, dim=1)), dim=-1)  # (b, 1, h + e)\n            out, hidden_state = self.rnn(x.permute(1, 0, 2), hidden_state)  # (1, b, h), (L, b, h)\n            outputs.append(out)\n            self._attention_weights.append(self.attention.attention_weights)  # (b, 1, T_enc)\n        outputs = self.dense(torch.cat(outputs, dim=0))  # (T_dec, b, V)\n',
+     "new": '        enc_outputs, hidden_state, enc_valid_lens = state\n        embedded = self.embedding(X).transpose(0, 1)\n        outputs, self._attention_weights = [], []\n        for t in range(embedded.shape[0]):\n            query = hidden_state[0].unsqueeze(1)\n            context = self.attention(query, enc_outputs, enc_outputs, enc_valid_lens)\n            step = torch.cat([context, embedded[t].unsqueeze(1)], dim=2).transpose(0, 1)\n            out, hidden_state = self.rnn(step, hidden_state)\n            outputs.append(out)\n            self._attention_weights.append(self.attention.attention_weights)\n        outputs = self.dense(torch.cat(outputs, dim=0))\n'},
     # A property returning a misspelled attribute: a check refuses what it gives; nothing of the
     # student's raised, and nothing says so.
     {"id": "weights-property-misspelled", "assignment": "d2l_attention", "module": "seq2seq_attention",
@@ -525,6 +530,14 @@ def test_helpers_checked_through_a_probe_naming_several_functions_are_never_blam
         for shown in ("code", "origin_code"):
             assert not diagnosis.get(shown, "").startswith("X = X."), (side, diagnosis)  # inside transpose_qkv
         assert any(made.startswith("self.num_heads: line") for made in diagnosis.get("made") or []), (side, diagnosis)
+
+
+def test_a_confirmed_concept_has_no_guessed_line_beside_it(graded):
+    for side, view in views(graded, "query-from-first-layer-indexed-loop").items():
+        diagnosis = diagnosis_of(view)
+        assert any("hidden_state[-1]" in concept for concept in diagnosis.get("concepts") or []), (side, diagnosis)
+        assert "no step of yours has this shape" not in diagnosis.get("actual", ""), (side, diagnosis)
+        assert not diagnosis.get("code", "").startswith("step = torch.cat"), (side, diagnosis)
 
 
 def test_a_check_refusing_what_the_code_gives_is_never_said_as_an_error_the_code_raised(graded):

@@ -249,7 +249,7 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
         shapes = [tuple(step[1].shape) for step in steps] + ([tuple(output.shape)] if output is not None else [])
         same_shape = tuple(found.expected.shape) in shapes
         diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
-        if departs is not None:
+        if departs is not None and not diagnosis.concepts:  # a guess: never beside a confirmed concept
             diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
