@@ -46,21 +46,18 @@ class Transfer:
     the probe builds v1 (right after v2, or after ``v1_seed``)."""
 
     def __init__(self, seed, d_in, d_out, xs, v1_seed=None):
-        sa_v2 = reference_v2(seed, d_in, d_out)
-        with torch.random.fork_rng(devices=[]):
+        with torch.random.fork_rng(devices=[]):  # as the probe builds them: v2 right after the seed, then v1
             torch.manual_seed(seed)
-            ref_v2.SelfAttention_v2(d_in, d_out)
+            sa_v2 = ref_v2.SelfAttention_v2(d_in, d_out)
             if v1_seed is not None:
                 torch.manual_seed(v1_seed)
-            built = ref_v1.SelfAttention_v1(d_in, d_out)
-        self.before = {name: getattr(built, name).detach().clone() for name in ORDER}
+            sa_v1 = ref_v1.SelfAttention_v1(d_in, d_out)
+        self.before = {name: getattr(sa_v1, name).detach().clone() for name in ORDER}
         self.d_in, self.d_out, self.count = d_in, d_out, len(xs)
         self.v2_weights = {name: getattr(sa_v2, name).weight.detach().clone() for name in ORDER}
         self.matrices = {name: w.T.contiguous() for name, w in self.v2_weights.items()}
         with torch.no_grad():
             self.outs = [sa_v2(x) for x in xs]
-        with torch.random.fork_rng(devices=[]):
-            sa_v1 = ref_v1.SelfAttention_v1(d_in, d_out)
         for name in ORDER:
             getattr(sa_v1, name).data = self.matrices[name].clone()
         if xs:
