@@ -341,6 +341,39 @@ CASES = [
     {"id": "output-projection-unused", "assignment": "d2l_attention", "module": "multihead",
      "old": "        return self.W_o(output_concat)  # (batch_size, num_queries, num_hiddens)",
      "new": "        projected = self.W_o\n        return output_concat"},
+    # None-indexing where the reference unsqueezes (the same shapes), then a bare squeeze(): the
+    # squeeze makes the shape the reference never makes; the indexing line is right.
+    {"id": "none-indexing-then-squeeze-all", "assignment": "d2l_attention", "module": "scoring",
+     "old": "        features = queries.unsqueeze(2) + keys.unsqueeze(1)  # (b, num_queries, num_kv_pairs, h)\n"
+            "        features = torch.tanh(features)\n"
+            "        scores = self.w_v(features).squeeze(-1)  # (b, num_queries, num_kv_pairs)\n",
+     "new": "        q = queries[:, :, None, :]\n        k = keys[:, None, :, :]\n"
+            "        scores = self.w_v(torch.tanh(q + k)).squeeze()\n"},
+    # One masked softmax per query, each given every query's lengths: the slice of one query
+    # (queries[:, i:i + 1]) is how such a loop takes its part, not a wrong shape.
+    {"id": "per-query-loop-lengths-unsliced", "assignment": "d2l_attention", "module": "scoring",
+     "old": "        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)  # (b, num_queries, num_kv_pairs)\n"
+            "        self.attention_weights = masked_softmax(scores, valid_lens)\n",
+     "new": "        weights = []\n        for i in range(queries.shape[1]):\n"
+            "            q_i = queries[:, i:i + 1, :]\n"
+            "            s_i = torch.bmm(q_i, keys.transpose(1, 2)) / math.sqrt(d)\n"
+            "            weights.append(masked_softmax(s_i, valid_lens))\n"
+            "        self.attention_weights = torch.cat(weights, dim=1)\n"},
+    # The scores copied, then masked in a loop over the batch that stops one item short: the copy is
+    # right; the last item still holds what was copied, and the loop's bound is said.
+    {"id": "masking-loop-one-item-short", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "    shape = X.shape\n    if valid_lens.dim() == 1:\n",
+     "new": "    scores = X.clone()\n"
+            "    for i in range(scores.shape[0] - 1):\n"
+            "        for j in range(scores.shape[1]):\n"
+            "            n_valid = valid_lens[i] if valid_lens.dim() == 1 else valid_lens[i, j]\n"
+            "            scores[i, j, n_valid:] = -1e6\n"
+            "    return nn.functional.softmax(scores, dim=-1)\n"
+            "    shape = X.shape\n    if valid_lens.dim() == 1:\n"},
+    # nn.Dropout's result thrown away: the weights go on undropped; nothing is applied twice.
+    {"id": "dropout-result-discarded", "assignment": "ch03", "module": "causal",
+     "old": "        attn_weights = self.dropout(attn_weights)\n",
+     "new": "        self.dropout(attn_weights)\n"},
 ]
 SIDES = ("hidden", "public")
 
@@ -869,3 +902,35 @@ def test_the_attribute_a_line_assigns_is_not_shown_as_what_it_uses(graded):
     for side, view in views(graded, "additive-squeeze-all").items():
         made = diagnosis_of(view).get("made") or []
         assert not any(line.startswith("self.attention_weights:") for line in made), (side, made)
+
+
+def test_a_slice_taken_by_none_indexing_is_no_wrong_shape_and_the_squeeze_is_shown(graded):
+    for side, view in views(graded, "none-indexing-then-squeeze-all").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("scores = self.w_v(torch.tanh(q + k)).squeeze()"), (side, diagnosis)
+        assert "(2, 10)" in diagnosis.get("origin", ""), (side, diagnosis)
+
+
+def test_one_query_at_a_time_is_another_way_and_its_slice_is_never_blamed(graded):
+    for side, view in views(graded, "per-query-loop-lengths-unsliced").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert not any(line.startswith("q_i = queries[:, i:i + 1, :]") for line in shown), (side, diagnosis)
+        assert any("masked_softmax(s_i, valid_lens)" in line for line in shown), (side, diagnosis)
+
+
+def test_a_copy_masked_in_a_loop_one_item_short_names_the_loop_not_the_copy(graded):
+    for side, view in views(graded, "masking-loop-one-item-short").items():
+        diagnosis = diagnosis_of(view)
+        assert not diagnosis.get("origin_code", "").startswith("scores = X.clone()"), (side, diagnosis)
+        notes = " ".join(diagnosis.get("notes") or [])
+        assert "[1] of yours still hold what line 92 copied into the tensor (scores = X.clone())" in notes, (side, diagnosis)
+        assert "the loop at line 93 (for i in range(scores.shape[0] - 1):)" in notes, (side, diagnosis)
+
+
+def test_a_dropout_result_thrown_away_is_said_and_nothing_is_applied_twice(graded):
+    view = views(graded, "dropout-result-discarded")["hidden"]
+    diagnosis = diagnosis_of(view)
+    assert "twice" not in diagnosis.get("relation", ""), diagnosis
+    assert any(note.startswith("line 182 (self.dropout(attn_weights)) computes a value and nothing of yours uses")
+               for note in diagnosis.get("notes") or []), diagnosis

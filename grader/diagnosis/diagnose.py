@@ -18,10 +18,10 @@ import torch
 from grader.diagnosis import catalog
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.explain import explain
-from grader.diagnosis.mechanism import (attributes_kept_apart, dropped_results, enclosing_function, enclosing_loop, misspelled_methods, misspelled_names,
+from grader.diagnosis.mechanism import (attributes_kept_apart, dropped_results, enclosing_function, enclosing_loop, loop_indexing, misspelled_methods, misspelled_names,
                                         single_return, unused_values)
 from grader.diagnosis.localize import OUTPUT, Localization, Stage, first_difference, shape_departure, stages
-from grader.diagnosis.origin import (MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, first_unknown_shape, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
+from grader.diagnosis.origin import (COPIES, MAX_LINES, KnownValues, REDUCTIONS, applied_twice, called_on, discarded, first_unknown_shape, made_at, operation_of, reduced_along, shape_origin, statement_at, value_origin,
                                      whole_reduction, transposed_at, Origin, wrong_join, reordered, FOR_SHAPE)
 from grader.sandbox.trace import OUTSIDE
 from grader.diagnosis.relations import factor_of, relation, size_factor
@@ -353,10 +353,12 @@ def _joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, ref
 
 
 def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None) -> None:
-    """A tensor filled with one number and then written into (``context[i] = ...`` in a loop) whose
-    entries that differ from the expected value are whole slices still holding that number: which
-    slices, the line that filled it and the loop that writes into it (a bound off by one). Yours is
-    the step shown for the stage, else the output."""
+    """A tensor filled with one number, or copied from what the code was given (``X.clone()``), and
+    then written into (``context[i] = ...``, ``scores[i, j, n:] = -1e6`` in a loop) whose entries that
+    differ from the expected value all lie in whole slices along one dimension that still hold what
+    the tensor started with, every other entry being the expected one: which slices, the line that
+    made the tensor and the loop that writes into it (a bound off by one). Yours is the step shown
+    for the stage, else the output."""
     yours = found.actual if found.actual is not None else output
     if folder is None or not isinstance(yours, torch.Tensor) or tuple(yours.shape) != tuple(found.expected.shape):
         return
@@ -376,30 +378,36 @@ def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, fold
         seen.add(i)
         parents = [p for p in steps[i][3] if type(p) is int and p < i]
         value = steps[i][1]
-        if (not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1
-                and bool((value == value.flatten()[0]).all())):
+        if not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1 and (
+                bool((value == value.flatten()[0]).all()) or operation_of(steps[i][0]) in COPIES):
             start = i
         frontier.extend(parents)
-    if start is None or not torch.isclose(actual[differs], steps[start][1].double()[differs], atol=1e-6, rtol=0).all():
+    if start is None:
         return
+    began = steps[start][1].double()
     for dim in range(actual.dim()):
-        per = differs.movedim(dim, 0).reshape(actual.shape[dim], -1)
-        if torch.equal(per.all(1), per.any(1)):
-            indices = per.all(1).nonzero().flatten().tolist()
+        per = differs.movedim(dim, 0).reshape(actual.shape[dim], -1).any(1)
+        if bool(per.all()):
+            continue
+        left = per.nonzero().flatten().tolist()
+        if all(torch.isclose(actual.select(dim, k), began.select(dim, k), atol=1e-6, rtol=0).all() for k in left):
+            indices = left
             break
     else:
         return
     path = Path(folder) / f"{stem}.py"
     made, made_code = line_at(steps[start][2], folder, stem)
     written = steps[final][2][1] if steps[final][2][0] == f"{stem}.py" else 0
-    loop = enclosing_loop(path, written) if written else None
+    loop = loop_indexing(path, written, dim) if written else None
     if not made or loop is None:
         return
     what = _along_dim(actual, dim)
+    code = made_code.split('   (called at')[0]
+    held = (f"the value {made.split(', ')[-1]} filled the tensor with ({code})" if bool((began == began.flatten()[0]).all())
+            else f"what {made.split(', ')[-1]} copied into the tensor ({code})")
     diagnosis.notes.append(
-        f"{what} {indices} of yours still hold the value {made.split(', ')[-1]} filled the tensor with "
-        f"({made_code.split('   (called at')[0]}), and every other entry is the expected one: the loop at line {loop[0]} "
-        f"({loop[1]}) writes into it at line {written} and leaves them as they were")
+        f"{what} {indices} of yours still hold {held}, and every other entry is the expected one: the loop at "
+        f"line {loop[0]} ({loop[1]}) writes into it at line {written} and leaves them as they were")
 
 
 def _along_dim(t: torch.Tensor, dim: int) -> str:
@@ -599,7 +607,7 @@ def _shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error:
             diagnosis.origin, diagnosis.origin_code = "", ""
         return
     reaching = _ancestors(steps, [p for p in raised if type(p) is int])
-    for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [])):
+    for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [], _given_shapes(run.kwargs))):
         at, code = line_at(steps[departs][2], folder, stem)
         if n == 0 and raised and at == leaves_at:
             if any(type(p) is int and p in steps for p in steps[departs][3]):
@@ -786,17 +794,32 @@ def _ancestors(steps: dict, start: list[int]) -> set[int]:
     return seen
 
 
-def _shape_departures(steps: dict, raised: list, reference_steps: list) -> list[int]:
+def _shape_departures(steps: dict, raised: list, reference_steps: list, given: tuple = ()) -> list[int]:
     """Candidates for where a wrong shape was made, best first: the walk back from what the call
-    that raised received, then the first step whose shape the reference's steps of its kind never have."""
+    that raised received, then the first step whose shape the reference's steps of its kind never have.
+    ``given``: the shapes of the tensors the probe gave (a part of one is taken from no step)."""
     if not steps or not reference_steps:
         return []
     found = []
-    if raised and (walked := shape_origin(steps, raised, reference_steps)) is not None:
+    if raised and (walked := shape_origin(steps, raised, reference_steps, given)) is not None:
         found.append(walked)
-    if (first := first_unknown_shape(steps, reference_steps)) is not None:
+    if (first := first_unknown_shape(steps, reference_steps, given)) is not None:
         found.append(first)
     return found
+
+
+def _given_shapes(kwargs) -> tuple:
+    """The shapes of the tensors among a probe's arguments (in lists and dicts too)."""
+    found, todo = [], [kwargs]
+    while todo and len(found) < 64:
+        value = todo.pop()
+        if isinstance(value, torch.Tensor):
+            found.append(tuple(value.shape))
+        elif isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            todo.extend(value)
+    return tuple(found)
 
 
 def parse_failure(text) -> tuple[dict, list]:

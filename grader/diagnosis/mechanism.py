@@ -46,6 +46,33 @@ def enclosing_function(path: Path, line: int) -> str:
     return max(holding, key=lambda n: n.lineno).name if holding else ""
 
 
+def loop_indexing(path: Path, line: int, dim: int) -> tuple[int, str] | None:
+    """The loop of ``path`` holding ``line`` whose variable is the index at position ``dim`` of the
+    assignment into a subscript there (``scores[i, j, n:] = v`` and ``dim`` 0: the loop over ``i``),
+    else the one loop holding it, else None."""
+    tree = _tree(path)
+    if tree is None:
+        return None
+    index = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            for target in getattr(node, "targets", None) or [getattr(node, "target", None)]:
+                if isinstance(target, ast.Subscript):
+                    parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+                    if dim < len(parts) and isinstance(parts[dim], ast.Name):
+                        index = parts[dim].id
+    holding = [n for n in ast.walk(tree) if isinstance(n, ast.For) and n.lineno < line <= (n.end_lineno or n.lineno)]
+    chosen = [n for n in holding if isinstance(n.target, ast.Name) and n.target.id == index] if index else []
+    if not chosen and len(holding) == 1:
+        chosen = holding
+    if len(chosen) != 1:
+        return None
+    try:
+        return chosen[0].lineno, path.read_text(errors="replace").splitlines()[chosen[0].lineno - 1].strip()[:200]
+    except (OSError, IndexError):
+        return None
+
+
 def enclosing_loop(path: Path, line: int) -> tuple[int, str] | None:
     """The innermost loop of ``path`` holding ``line`` (its first line and that line's text), else None.
     A comprehension counts: ``[... for i in range(n - 1)]``."""

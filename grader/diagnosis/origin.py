@@ -233,6 +233,9 @@ def first_unknown(start, parents_of, known) -> int | None:
 
 
 UNINITIALISED = {"empty", "empty_like", "new_empty", "empty_strided"}
+# Steps that copy what they are given as it is (``X.clone()``): a copy of what the code was given is
+# a way of starting (a tensor to write into), never a wrong value.
+COPIES = frozenset({"clone", "detach", "contiguous", "to", "float", "double"})
 # Steps that read only the shape (and type) of what they are given (torch.zeros_like(x)).
 FOR_SHAPE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "new_zeros",
                        "new_ones", "new_empty", "new_full"})
@@ -262,8 +265,9 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
         operation = operation_of(step[0].split("[")[0])
         uniform = step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all())
         from_starts = all(type(p) is int and p in starts for p in parents_of(i))  # expand, clone of one
+        given = operation in COPIES and parents_of(i) and all(p == OUTSIDE for p in parents_of(i))  # X.clone()
         if ((uniform and (not parents_of(i) or operation in FOR_SHAPE or (operation in LAYOUT and from_starts)))
-                or operation in UNINITIALISED):
+                or operation in UNINITIALISED or given):
             constant[i] = True
             starts.add(i)
 
@@ -355,7 +359,14 @@ def discarded(steps: list, root: int, reference_steps: list, output=None) -> lis
     def parents_of(i: int) -> set[int]:
         return {p for p in (steps[i][3] if len(steps[i]) > 3 else ()) if type(p) is int and 0 <= p < i}
 
-    used = set().union(*(parents_of(k) for k in range(len(steps)))) if steps else set()
+    # A layer's output is kept twice, by the call inside it and by the layer's hook (``dropout`` of
+    # nn.Dropout, at the same line, from that call alone): the hook's record is the same result.
+    alias = {k: next(iter(parents_of(k))) for k in range(len(steps)) if len(parents_of(k)) == 1
+             and steps[k][2] == steps[next(iter(parents_of(k)))][2]
+             and tuple(steps[k][1].shape) == tuple(steps[next(iter(parents_of(k)))][1].shape)
+             and same_tensor(steps[k][1], steps[next(iter(parents_of(k)))][1])}
+    used = {p for k in range(len(steps)) for p in parents_of(k) if alias.get(k) != p}
+    used |= {alias[k] for k in alias if k in used}
     read = [steps[p][1] for p in parents_of(root)]
 
     def reads_the_same(j: int) -> bool:  # computed from a value that ``root`` reads (the step itself, or its equal)
@@ -366,7 +377,7 @@ def discarded(steps: list, root: int, reference_steps: list, output=None) -> lis
     found = []
     for j in range(root):
         value = steps[j][1]
-        if (j in used or not value.is_floating_point() or value.numel() <= 1 or steps[j][0] in LAYOUT
+        if (j in used or j in alias or not value.is_floating_point() or value.numel() <= 1 or steps[j][0] in LAYOUT
                 or not reads_the_same(j)):
             continue
         if isinstance(output, torch.Tensor) and tuple(output.shape) == tuple(value.shape) and same_tensor(output, value):
@@ -431,42 +442,54 @@ def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:
 
 
 def one_part_shapes(shape: tuple) -> set[tuple]:
-    """The shapes of one part of a value of ``shape``, taken as a loop over heads takes it
-    (:func:`grader.diagnosis.localize._ways_of_parts`): one index of a dimension (``value[:, h]``), or
-    every ``m``-th row (``value[k::m]``)."""
+    """The shapes of one part of a value of ``shape``, taken as a loop over heads (or over queries)
+    takes it (:func:`grader.diagnosis.localize._ways_of_parts`): one index of a dimension
+    (``value[:, h]``), the same keeping that dimension (``value[:, i:i + 1]``), or every ``m``-th
+    row (``value[k::m]``)."""
     parts = {shape[:d] + shape[d + 1:] for d in range(len(shape)) if shape[d] >= 2}
+    parts |= {shape[:d] + (1,) + shape[d + 1:] for d in range(len(shape)) if shape[d] >= 2}
     if shape:
         parts |= {(shape[0] // m, *shape[1:]) for m in range(2, shape[0]) if shape[0] % m == 0}
     return parts
 
 
-def shape_knowledge(steps: dict, reference_steps: list):
+# Kinds of step that make the same shapes from the same value: indexing with None is unsqueeze.
+ALIKE = ({"__getitem__", "unsqueeze"},)
+
+
+def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
     """``known(i)``: whether the student's step ``i`` (of ``steps``: ``{index: [label, shape, where,
     parents]}``) has a shape the reference's steps of its kind have (any step's, for a kind it never
     takes), or is one part of such a value computed as a loop over heads computes it: a part taken
     (``queries[:, h]``) of a value whose shape is known, where the reference takes no part of that
     kind and number of dimensions, and something is computed from it as from a part (a part whose
     every use makes a shape the reference never makes, as rows taken along the wrong dimension,
-    is not another way); and what is computed from parts with the shape of one part of the
-    reference's steps of its kind (``scores`` of one head). A step of another correct approach is
-    no wrong shape. Also the reference's shapes by kind."""
+    is not another way); a part taken so of what the probe gave (``given``: the shapes of its
+    tensors; ``queries[:, i:i + 1]``, from no step of the student's); and what is computed from
+    parts with the shape of one part of the reference's steps of its kind (``scores`` of one head,
+    of one query). Kinds that make the same shapes (``x[:, None]``, ``x.unsqueeze(1)``: ``ALIKE``)
+    share theirs. A step of another correct approach is no wrong shape. Also the reference's shapes
+    by kind."""
     shapes: dict[str, set] = {}
     for step in reference_steps:
         if isinstance(step[1], torch.Tensor):
             shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
     every = set().union(*shapes.values()) if shapes else set()
+    alike = {label: set().union(*(shapes.get(k, set()) for k in kinds)) for kinds in ALIKE for label in kinds
+             if label in shapes}
     known: dict[int, bool] = {}
     part: dict[int, bool] = {}  # one part of a value of the reference's, computed as a loop over heads does
     taken: list[int] = []  # the parts taken
     for i in sorted(steps):  # a step's parents come before it
         label, shape = steps[i][0], tuple(steps[i][1])
-        mine = shapes.get(label, every)
+        mine = alike.get(label, shapes.get(label, every))
         parents = [p for p in steps[i][3] if type(p) is int and p < i and p in steps]
         known[i], part[i] = True, False
         if not shape or shape in mine:
             continue
         if (label.split("[")[0] in PARTS and not any(len(s) == len(shape) for s in shapes.get(label, ()))
-                and any(known[p] and shape in one_part_shapes(tuple(steps[p][1])) for p in parents)):
+                and (any(known[p] and shape in one_part_shapes(tuple(steps[p][1])) for p in parents)
+                     or (not parents and any(shape in one_part_shapes(g) for g in given)))):
             part[i] = True
             taken.append(i)
         elif any(part[p] for p in parents) and any(shape in one_part_shapes(s) for s in mine):
@@ -480,11 +503,11 @@ def shape_knowledge(steps: dict, reference_steps: list):
     return (lambda i: i not in steps or known.get(i, True)), shapes
 
 
-def shape_origin(steps: dict, raised: list, reference_steps: list) -> int | None:
+def shape_origin(steps: dict, raised: list, reference_steps: list, given: tuple = ()) -> int | None:
     """The student's step (an index of ``steps``: ``{index: [label, shape, where, parents]}``) where
     a shape the reference never makes (:func:`shape_knowledge`) is made first, walking back from
     what the call that raised received (``raised``)."""
-    known, _ = shape_knowledge(steps, reference_steps)
+    known, _ = shape_knowledge(steps, reference_steps, given)
 
     def parents_of(i: int) -> list:
         return [p for p in steps[i][3] if type(p) is not int or p < i]
@@ -492,10 +515,10 @@ def shape_origin(steps: dict, raised: list, reference_steps: list) -> int | None
     return first_unknown(raised, parents_of, known)
 
 
-def first_unknown_shape(steps: dict, reference_steps: list) -> int | None:
+def first_unknown_shape(steps: dict, reference_steps: list, given: tuple = ()) -> int | None:
     """The student's first step, in the order made, of a kind the reference takes and a shape it
     never makes (:func:`shape_knowledge`); None if there is none."""
-    known, shapes = shape_knowledge(steps, reference_steps)
+    known, shapes = shape_knowledge(steps, reference_steps, given)
     return next((i for i in sorted(steps) if steps[i][0] in shapes and not known(i)), None)
 
 

@@ -109,7 +109,8 @@ def dropout(student, seed, n, p, heads=None):
         probing.seed(seed + 1)
         with probing.recorded_if_sent(module) as recorder:
             train_out = module(x)
-    return probing.with_steps({"eval": eval_out, "train": probing.tensor(train_out, "the output of forward")}, recorder)
+    # The recorded run's output first: the diagnosis reads a probe's first tensor as the output its steps lead to.
+    return probing.with_steps({"train": probing.tensor(train_out, "the output of forward"), "eval": eval_out}, recorder)
 
 
 def structure(student, args, name=CLASS, x=None):
