@@ -370,6 +370,17 @@ CASES = [
             "            scores[i, j, n_valid:] = -1e6\n"
             "    return nn.functional.softmax(scores, dim=-1)\n"
             "    shape = X.shape\n    if valid_lens.dim() == 1:\n"},
+    # A mask built in nested loops whose inner bound leaves out the diagonal: the zeros it started
+    # from are still there, on the diagonal alone.
+    {"id": "mask-loop-leaves-the-diagonal", "assignment": "ch03", "module": "causal",
+     "old": "    return torch.tril(torch.ones(context_length, context_length))\n",
+     "new": "    mask = torch.zeros(context_length, context_length)\n    for i in range(context_length):\n"
+            "        for j in range(i):\n            mask[i, j] = 1.0\n    return mask\n"},
+    # The tensor given, written into in a loop over its rows one short: the last row is as it came.
+    {"id": "sequence-mask-loop-one-row-short", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "    maxlen = X.size(1)\n    mask = (\n",
+     "new": "    for r in range(len(valid_len) - 1):\n        X[r, int(valid_len[r]):] = value\n    return X\n"
+            "    maxlen = X.size(1)\n    mask = (\n"},
     # nn.Dropout's result thrown away: the weights go on undropped; nothing is applied twice.
     {"id": "dropout-result-discarded", "assignment": "ch03", "module": "causal",
      "old": "        attn_weights = self.dropout(attn_weights)\n",
@@ -924,7 +935,8 @@ def test_a_copy_masked_in_a_loop_one_item_short_names_the_loop_not_the_copy(grad
         diagnosis = diagnosis_of(view)
         assert not diagnosis.get("origin_code", "").startswith("scores = X.clone()"), (side, diagnosis)
         notes = " ".join(diagnosis.get("notes") or [])
-        assert "[1] of yours still hold what line 92 copied into the tensor (scores = X.clone())" in notes, (side, diagnosis)
+        assert ("The entries at index [1] of dimension 0 of yours still hold what line 92 copied into the tensor "
+                "(scores = X.clone())") in notes, (side, diagnosis)
         assert "the loop at line 93 (for i in range(scores.shape[0] - 1):)" in notes, (side, diagnosis)
 
 
@@ -934,3 +946,15 @@ def test_a_dropout_result_thrown_away_is_said_and_nothing_is_applied_twice(grade
     assert "twice" not in diagnosis.get("relation", ""), diagnosis
     assert any(note.startswith("line 182 (self.dropout(attn_weights)) computes a value and nothing of yours uses")
                for note in diagnosis.get("notes") or []), diagnosis
+
+
+def test_entries_a_loop_never_writes_are_said_with_what_they_still_hold(graded):
+    for side, view in views(graded, "mask-loop-leaves-the-diagonal").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert ("The diagonal entries of yours still hold the value line 54 filled the tensor with "
+                "(mask = torch.zeros(context_length, context_length))") in notes, (side, notes)
+        assert "the loop at line 56 (for j in range(i):) writes into it at line 57" in notes, (side, notes)
+    for side, view in views(graded, "sequence-mask-loop-one-row-short").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "of yours still hold the values your code was given there" in notes, (side, notes)
+        assert "the loop at line 58 (for r in range(len(valid_len) - 1):) writes into it at line 59" in notes, (side, notes)

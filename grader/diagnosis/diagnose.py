@@ -230,7 +230,8 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
             entered = _entered_at(all_steps, at_float[found.step], stem)
             diagnosis.where, diagnosis.code = line_at(all_steps[entered][2], folder, stem)
         if isinstance(expected_output, torch.Tensor):  # rows of the output still holding what they were filled with
-            _unwritten(diagnosis, stem, Localization(OUTPUT, expected_output, None), all_steps, output, folder)
+            _unwritten(diagnosis, stem, Localization(OUTPUT, expected_output, None), all_steps, output, folder,
+                       _given_tensors(run.kwargs))
         return
     if found.actual is not None:
         actual = found.actual
@@ -254,7 +255,7 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
-    _unwritten(diagnosis, stem, found, all_steps, output, folder)
+    _unwritten(diagnosis, stem, found, all_steps, output, folder, _given_tensors(run.kwargs))
     if (isinstance(output, torch.Tensor) and isinstance(expected_output, torch.Tensor)
             and tuple(output.shape) != tuple(expected_output.shape)):  # a wrong shape: made by a join?
         holding = [i for i, s in enumerate(all_steps) if tuple(s[1].shape) == tuple(output.shape)
@@ -352,13 +353,15 @@ def _joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, ref
     return True
 
 
-def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None) -> None:
-    """A tensor filled with one number, or copied from what the code was given (``X.clone()``), and
-    then written into (``context[i] = ...``, ``scores[i, j, n:] = -1e6`` in a loop) whose entries that
-    differ from the expected value all lie in whole slices along one dimension that still hold what
-    the tensor started with, every other entry being the expected one: which slices, the line that
-    made the tensor and the loop that writes into it (a bound off by one). Yours is the step shown
-    for the stage, else the output."""
+def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None,
+               given: tuple = ()) -> None:
+    """A tensor filled with one number, or copied from what the code was given (``X.clone()``), or
+    given and written into as it came (``X[r, n:] = value``), then written into (``context[i] =
+    ...``, ``scores[i, j, n:] = -1e6`` in a loop), whose entries that differ from the expected value
+    all still hold what the tensor started with, every other entry being the expected one: which
+    slices along one dimension (else which entries), the line that made the tensor and the loop that
+    writes into it (a bound off by one). Yours is the step shown for the stage, else the output;
+    ``given``: the tensors the probe gave, as they were before the student's code ran."""
     yours = found.actual if found.actual is not None else output
     if folder is None or not isinstance(yours, torch.Tensor) or tuple(yours.shape) != tuple(found.expected.shape):
         return
@@ -370,7 +373,7 @@ def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, fold
                   and tuple(steps[i][1].shape) == tuple(actual.shape) and catalog.same_tensor(steps[i][1], yours)), None)
     if final is None:
         return
-    seen, frontier, start = set(), [final], None
+    seen, frontier, start, outside = set(), [final], None, False
     while frontier:
         i = frontier.pop()
         if i in seen or not 0 <= i < len(steps):
@@ -381,39 +384,68 @@ def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, fold
         if not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1 and (
                 bool((value == value.flatten()[0]).all()) or operation_of(steps[i][0]) in COPIES):
             start = i
+        outside |= steps[i][0] == "__setitem__" and not parents and OUTSIDE in steps[i][3]
         frontier.extend(parents)
-    if start is None:
+    began_with = None
+    if start is not None:
+        began_with = steps[start][1].double()
+    elif outside:  # written into as it was given: what it held then is the probe's own tensor
+        held = [t.double() for t in given if isinstance(t, torch.Tensor) and t.is_floating_point()
+                and tuple(t.shape) == tuple(actual.shape)
+                and torch.isclose(actual[differs], t.double()[differs], atol=1e-6, rtol=0).all()]
+        began_with = held[0] if len(held) == 1 else None
+    if began_with is None or not torch.isclose(actual[differs], began_with[differs], atol=1e-6, rtol=0).all():
         return
-    began = steps[start][1].double()
+    where = _left_as_they_were(differs, actual, began_with)
+    if where is None:
+        return
+    what, dim = where
+    path = Path(folder) / f"{stem}.py"
+    written = steps[final][2][1] if steps[final][2][0] == f"{stem}.py" else 0
+    loop = (loop_indexing(path, written, dim) if dim is not None else enclosing_loop(path, written)) if written else None
+    if loop is None:
+        return
+    if start is not None:
+        made, made_code = line_at(steps[start][2], folder, stem)
+        if not made:
+            return
+        code = made_code.split('   (called at')[0]
+        held_text = (f"the value {made.split(', ')[-1]} filled the tensor with ({code})"
+                     if bool((began_with == began_with.flatten()[0]).all()) else
+                     f"what {made.split(', ')[-1]} copied into the tensor ({code})")
+    else:
+        held_text = "the values your code was given there"
+    diagnosis.notes.append(
+        f"{what} of yours still hold {held_text}, and every other entry is the expected one: the loop at "
+        f"line {loop[0]} ({loop[1]}) writes into it at line {written} and leaves them as they were")
+
+
+def _left_as_they_were(differs: torch.Tensor, actual: torch.Tensor, began_with: torch.Tensor):
+    """Where the differing entries lie, all holding what the tensor began with: whole slices along
+    one dimension (``("Rows [5]", 0)``), else the diagonal of a square matrix, else a few entries
+    (``("Entries [0, 0], [1, 1]", None)``); None for more than a few scattered entries."""
     for dim in range(actual.dim()):
         per = differs.movedim(dim, 0).reshape(actual.shape[dim], -1).any(1)
         if bool(per.all()):
             continue
         left = per.nonzero().flatten().tolist()
-        if all(torch.isclose(actual.select(dim, k), began.select(dim, k), atol=1e-6, rtol=0).all() for k in left):
-            indices = left
-            break
-    else:
-        return
-    path = Path(folder) / f"{stem}.py"
-    made, made_code = line_at(steps[start][2], folder, stem)
-    written = steps[final][2][1] if steps[final][2][0] == f"{stem}.py" else 0
-    loop = loop_indexing(path, written, dim) if written else None
-    if not made or loop is None:
-        return
-    what = _along_dim(actual, dim)
-    code = made_code.split('   (called at')[0]
-    held = (f"the value {made.split(', ')[-1]} filled the tensor with ({code})" if bool((began == began.flatten()[0]).all())
-            else f"what {made.split(', ')[-1]} copied into the tensor ({code})")
-    diagnosis.notes.append(
-        f"{what} {indices} of yours still hold {held}, and every other entry is the expected one: the loop at "
-        f"line {loop[0]} ({loop[1]}) writes into it at line {written} and leaves them as they were")
+        if all(torch.isclose(actual.select(dim, k), began_with.select(dim, k), atol=1e-6, rtol=0).all() for k in left):
+            return _slices(actual, dim, left), dim
+    places = differs.nonzero().tolist()
+    if actual.dim() == 2 and actual.shape[0] == actual.shape[1] and places == [[k, k] for k in range(actual.shape[0])]:
+        return "The diagonal entries", None
+    if len(places) <= 4:
+        return "Entries " + ", ".join(str(p) for p in places), None
+    return None
 
 
-def _along_dim(t: torch.Tensor, dim: int) -> str:
+def _slices(t: torch.Tensor, dim: int, indices: list[int]) -> str:
+    """Slices of ``t`` along ``dim`` by name: "Rows [5]", "Columns [0, 1]", "The entries at index [1] of dimension 0"."""
     if dim == t.dim() - 1 and t.dim() > 1:
-        return "Columns"
-    return "Rows" if dim == t.dim() - 2 or t.dim() == 1 else f"Entries along dimension {dim}"
+        return f"Columns {indices}"
+    if dim == t.dim() - 2 or t.dim() == 1:
+        return f"Rows {indices}"
+    return f"The entries at index {indices} of dimension {dim}"
 
 
 def _passing_functions(runs: list[ProbeRun]) -> set[str]:
@@ -809,12 +841,17 @@ def _shape_departures(steps: dict, raised: list, reference_steps: list, given: t
 
 
 def _given_shapes(kwargs) -> tuple:
-    """The shapes of the tensors among a probe's arguments (in lists and dicts too)."""
+    """The shapes of the tensors among a probe's arguments."""
+    return tuple(tuple(t.shape) for t in _given_tensors(kwargs))
+
+
+def _given_tensors(kwargs) -> tuple:
+    """The tensors among a probe's arguments (in lists and dicts too)."""
     found, todo = [], [kwargs]
     while todo and len(found) < 64:
         value = todo.pop()
         if isinstance(value, torch.Tensor):
-            found.append(tuple(value.shape))
+            found.append(value)
         elif isinstance(value, dict):
             todo.extend(value.values())
         elif isinstance(value, (list, tuple)):
