@@ -257,6 +257,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     # by value; what they are used in is.
     constant: dict[int, bool] = {}
     starts: set[int] = set()  # tensors made only to be written into: never listed as what a line is computed from
+    copies: set[int] = set()  # copies of what the code was given: listed only where the reference holds them so
     for i, step in enumerate(steps):
         constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
         # A tensor filled with one number from nothing or from another's shape alone (torch.zeros,
@@ -265,11 +266,13 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
         operation = operation_of(step[0].split("[")[0])
         uniform = step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all())
         from_starts = all(type(p) is int and p in starts for p in parents_of(i))  # expand, clone of one
-        given = operation in COPIES and parents_of(i) and all(p == OUTSIDE for p in parents_of(i))  # X.clone()
         if ((uniform and (not parents_of(i) or operation in FOR_SHAPE or (operation in LAYOUT and from_starts)))
-                or operation in UNINITIALISED or given):
+                or operation in UNINITIALISED):
             constant[i] = True
             starts.add(i)
+        elif operation in COPIES and parents_of(i) and all(p == OUTSIDE for p in parents_of(i)):
+            constant[i] = True  # a copy of what the code was given (X.clone()): as right as what it was given
+            copies.add(i)
 
     def known(i: int) -> bool:
         if not 0 <= i < len(steps) or constant.get(i):
@@ -291,7 +294,8 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     root = first_unknown([start], parents_of, known)
     if root is None:
         return None
-    inputs = sorted({p for p in parents_of(root) if type(p) is int and p not in starts})
+    inputs = sorted({p for p in parents_of(root) if type(p) is int and p not in starts
+                     and not (p in copies and not values.matching(steps[p][1], exact=True))})
     matched = [values.matching(steps[p][1], exact=True) for p in inputs if steps[p][1].numel() > 1]
     same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
     if same:
