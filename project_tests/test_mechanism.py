@@ -381,6 +381,12 @@ CASES = [
      "old": "    maxlen = X.size(1)\n    mask = (\n",
      "new": "    for r in range(len(valid_len) - 1):\n        X[r, int(valid_len[r]):] = value\n    return X\n"
             "    maxlen = X.size(1)\n    mask = (\n"},
+    # The same loop over every row, whose slice stops before the last position: the loop is right,
+    # the line that writes is shown without it.
+    {"id": "sequence-mask-slice-stops-short", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "    maxlen = X.size(1)\n    mask = (\n",
+     "new": "    for r in range(X.size(0)):\n        X[r, int(valid_len[r]):-1] = value\n    return X\n"
+            "    maxlen = X.size(1)\n    mask = (\n"},
     # nn.Dropout's result thrown away: the weights go on undropped; nothing is applied twice.
     {"id": "dropout-result-discarded", "assignment": "ch03", "module": "causal",
      "old": "        attn_weights = self.dropout(attn_weights)\n",
@@ -958,3 +964,10 @@ def test_entries_a_loop_never_writes_are_said_with_what_they_still_hold(graded):
         notes = " ".join(diagnosis_of(view).get("notes") or [])
         assert "of yours still hold the values your code was given there" in notes, (side, notes)
         assert "the loop at line 58 (for r in range(len(valid_len) - 1):) writes into it at line 59" in notes, (side, notes)
+
+
+def test_entries_a_slice_leaves_out_are_said_at_the_line_that_writes_not_at_its_loop(graded):
+    for side, view in views(graded, "sequence-mask-slice-stops-short").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert "line 59 (X[r, int(valid_len[r]):-1] = value) writes into it and never into them" in notes, (side, notes)
+        assert "the loop at line" not in notes, (side, notes)

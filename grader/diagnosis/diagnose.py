@@ -402,9 +402,9 @@ def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, fold
     what, dim = where
     path = Path(folder) / f"{stem}.py"
     written = steps[final][2][1] if steps[final][2][0] == f"{stem}.py" else 0
-    loop = (loop_indexing(path, written, dim) if dim is not None else enclosing_loop(path, written)) if written else None
-    if loop is None:
+    if not written:
         return
+    loop = loop_indexing(path, written, dim) if dim is not None else enclosing_loop(path, written)
     if start is not None:
         made, made_code = line_at(steps[start][2], folder, stem)
         if not made:
@@ -415,9 +415,14 @@ def _unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, fold
                      f"what {made.split(', ')[-1]} copied into the tensor ({code})")
     else:
         held_text = "the values your code was given there"
-    diagnosis.notes.append(
-        f"{what} of yours still hold {held_text}, and every other entry is the expected one: the loop at "
-        f"line {loop[0]} ({loop[1]}) writes into it at line {written} and leaves them as they were")
+    if loop is not None:
+        diagnosis.notes.append(
+            f"{what} of yours still hold {held_text}, and every other entry is the expected one: the loop at "
+            f"line {loop[0]} ({loop[1]}) writes into it at line {written} and leaves them as they were")
+    else:  # not the loop's variable that indexes them (a slice's bound): the line that writes, alone
+        diagnosis.notes.append(
+            f"{what} of yours still hold {held_text}, and every other entry is the expected one: line "
+            f"{written} ({statement_at(path, written)}) writes into it and never into them")
 
 
 def _left_as_they_were(differs: torch.Tensor, actual: torch.Tensor, began_with: torch.Tensor):

@@ -48,12 +48,13 @@ def enclosing_function(path: Path, line: int) -> str:
 
 def loop_indexing(path: Path, line: int, dim: int) -> tuple[int, str] | None:
     """The loop of ``path`` holding ``line`` whose variable is the index at position ``dim`` of the
-    assignment into a subscript there (``scores[i, j, n:] = v`` and ``dim`` 0: the loop over ``i``),
-    else the one loop holding it, else None."""
+    assignment into a subscript there (``scores[i, j, n:] = v`` and ``dim`` 0: the loop over ``i``);
+    where nothing is written at that position (``x[i] = v``, ``dim`` 1) or no subscript is seen, the
+    one loop holding the line; None where the position holds another index (a slice, ``r, n:-1``)."""
     tree = _tree(path)
     if tree is None:
         return None
-    index = None
+    index, other = None, False
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign)) and node.lineno <= line <= (node.end_lineno or node.lineno):
             for target in getattr(node, "targets", None) or [getattr(node, "target", None)]:
@@ -61,9 +62,13 @@ def loop_indexing(path: Path, line: int, dim: int) -> tuple[int, str] | None:
                     parts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
                     if dim < len(parts) and isinstance(parts[dim], ast.Name):
                         index = parts[dim].id
+                    elif dim < len(parts):
+                        other = True
+    if other and index is None:
+        return None
     holding = [n for n in ast.walk(tree) if isinstance(n, ast.For) and n.lineno < line <= (n.end_lineno or n.lineno)]
     chosen = [n for n in holding if isinstance(n.target, ast.Name) and n.target.id == index] if index else []
-    if not chosen and len(holding) == 1:
+    if not chosen and not index and len(holding) == 1:
         chosen = holding
     if len(chosen) != 1:
         return None
