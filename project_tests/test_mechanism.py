@@ -387,6 +387,26 @@ CASES = [
      "old": "    maxlen = X.size(1)\n    mask = (\n",
      "new": "    for r in range(X.size(0)):\n        X[r, int(valid_len[r]):-1] = value\n    return X\n"
             "    maxlen = X.size(1)\n    mask = (\n"},
+    # A softmax by hand that masks the exponentials but divides by the sum of all of them: the
+    # scores and the exponentials are another correct way; the division is where it goes wrong.
+    {"id": "handwritten-softmax-future-in-denominator", "assignment": "ch03", "module": "causal",
+     "old": "        attn_scores = queries @ keys.transpose(1, 2)  # (b, num_tokens, num_tokens)\n"
+            "        attn_scores.masked_fill_(\n            self.mask.bool()[:num_tokens, :num_tokens], -torch.inf\n        )\n"
+            "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
+     "new": "        scaled = torch.bmm(queries, keys.transpose(1, 2)) / self.d_out ** 0.5\n"
+            "        allowed = 1.0 - self.mask[:num_tokens, :num_tokens]\n"
+            "        exp_scores = torch.exp(scaled - scaled.amax(dim=-1, keepdim=True))\n"
+            "        attn_weights = (exp_scores * allowed) / exp_scores.sum(dim=-1, keepdim=True)\n"},
+    # A loop over heads, each head's columns taken as they should be, joined along the queries:
+    # the slices are one head each, never the wrong shape; the join raises.
+    {"id": "head-loop-joined-along-queries", "assignment": "d2l_attention", "module": "multihead",
+     "old": "        queries = transpose_qkv(self.W_q(queries), self.num_heads)",
+     "new": "        q, k, v = self.W_q(queries), self.W_k(keys), self.W_v(values)\n"
+            "        size = q.shape[-1] // self.num_heads\n"
+            "        heads = [self.attention(q[:, :, h * size:(h + 1) * size], k[:, :, h * size:(h + 1) * size],\n"
+            "                                v[:, :, h * size:(h + 1) * size], valid_lens) for h in range(self.num_heads)]\n"
+            "        return self.W_o(torch.cat(heads, dim=1))\n"
+            "        queries = transpose_qkv(self.W_q(queries), self.num_heads)"},
     # nn.Dropout's result thrown away: the weights go on undropped; nothing is applied twice.
     {"id": "dropout-result-discarded", "assignment": "ch03", "module": "causal",
      "old": "        attn_weights = self.dropout(attn_weights)\n",
@@ -971,3 +991,18 @@ def test_entries_a_slice_leaves_out_are_said_at_the_line_that_writes_not_at_its_
         notes = " ".join(diagnosis_of(view).get("notes") or [])
         assert "line 59 (X[r, int(valid_len[r]):-1] = value) writes into it and never into them" in notes, (side, notes)
         assert "the loop at line" not in notes, (side, notes)
+
+
+def test_a_softmax_by_hand_dividing_by_every_exponential_is_shown_at_the_division(graded):
+    for side, view in views(graded, "handwritten-softmax-future-in-denominator").items():
+        diagnosis = diagnosis_of(view)
+        shown = [diagnosis.get("code", ""), diagnosis.get("origin_code", "")]
+        assert any(line.startswith("attn_weights = (exp_scores * allowed) / exp_scores.sum(") for line in shown), (side, diagnosis)
+        assert not any(line.startswith(("scaled = ", "allowed = ", "exp_scores = ")) for line in shown), (side, diagnosis)
+
+
+def test_one_heads_columns_are_no_wrong_shape_and_the_join_is_shown(graded):
+    for side, view in views(graded, "head-loop-joined-along-queries").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code", "").startswith("return self.W_o(torch.cat(heads, dim=1))"), (side, diagnosis)
+        assert "heads = [self.attention(" not in diagnosis.get("origin_code", ""), (side, diagnosis)

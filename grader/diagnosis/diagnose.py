@@ -913,7 +913,9 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             return
         start = holding[-1]
     extra = [found.expected] if found.stage == OUTPUT else []
-    origin = value_origin(steps, start, reference_steps, extra, parts=found.parts_along)
+    floats = [i for i, s in enumerate(steps) if s[1].is_floating_point()]  # found's indices count these
+    proven = [floats[k] for k in getattr(found, "matched", ()) if k < len(floats)]
+    origin = value_origin(steps, start, reference_steps, extra, parts=found.parts_along, proven=proven)
     if origin is None:
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
         return

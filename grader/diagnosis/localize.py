@@ -65,6 +65,9 @@ class Localization:
     # "expected" is a part that no step of the student's computes (:func:`_part_never_computed`):
     # ``step`` is then the student's last step computing another part.
     missing_part: bool = False
+    # The student's steps that hold an earlier stage's value (indices as ``step``): right values,
+    # so nothing they were computed from is where the value goes wrong.
+    matched: tuple = ()
 
 
 def stages(steps: list, output) -> list[Stage]:
@@ -125,12 +128,14 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
     shapes = {tuple(t.shape) for _, t in theirs}
     kinds = {_kind(label) for label, _ in theirs}
     parts_along = None  # how the student computes the stages one part at a time (_ways_of_parts)
+    right: list[int] = []  # the student's steps holding the stages matched so far
     for k, stage in enumerate(found):
         matched = [i for i, (_, t) in enumerate(theirs) if _matches(stage, t)]
         if stage.name == OUTPUT and isinstance(student_output, torch.Tensor):  # a right value changed before it is returned
             matched = [i for i in matched if i == len(theirs) - 1]
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
+            right.append(after)
             continue
         held = _parts_held(stage.value, theirs) if stage.name != OUTPUT else []  # the output is judged whole
         in_parts = next(((way, holding) for way, _, holding in held if None not in holding), None)
@@ -140,6 +145,7 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
             continue
         if stage.name == SOFTMAX_INPUT and (masked := _masked_after_exponential(stage.value, theirs, after)) is not None:
             after = masked  # a softmax by hand that masks the exponentials: the masked scores are never a step
+            right.append(masked)
             continue
         if parts_along is not None:
             place = _part_differing(stage, found, k, parts_along, theirs, after)
@@ -164,7 +170,8 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         place = Localization(stage.name, stage.value, None,
                              before=found[k - 1].value if k else None,
                              after=found[k + 1].value if k + 1 < len(found) else None,
-                             softmax_input=next((s.value for s in found if s.name == SOFTMAX_INPUT), None))
+                             softmax_input=next((s.value for s in found if s.name == SOFTMAX_INPUT), None),
+                             matched=tuple(i for i in right if i < len(student_steps)))
         index = _yours(stage, theirs, after, place, [s.value for s in found[:k]])
         if index is not None:
             place.actual = theirs[index][1]
@@ -188,9 +195,27 @@ def _masked_after_exponential(given: torch.Tensor, theirs: list, after: int) -> 
         return None
     finite = given.masked_fill(hidden, -torch.inf).double()
     exponentials = [torch.exp(finite), torch.exp(finite - finite[~hidden].max())]
-    exponentials += [torch.exp(finite - finite.amax(dim=-1, keepdim=True).clamp_min(finite[~hidden].min()))]
+    rowwise = torch.exp(finite - finite.amax(dim=-1, keepdim=True).clamp_min(finite[~hidden].min()))
+    exponentials += [rowwise]
     return next((i for i, (_, t) in enumerate(theirs) if i > after and t.shape == given.shape
-                 and t.is_floating_point() and any(same_tensor(t, e) for e in exponentials)), None)
+                 and t.is_floating_point() and (any(same_tensor(t, e) for e in exponentials)
+                                                or _row_multiple(t, rowwise, hidden))), None)
+
+
+def _row_multiple(t: torch.Tensor, rowwise: torch.Tensor, hidden: torch.Tensor) -> bool:
+    """Whether ``t`` is 0 where ``hidden`` and, on every row, a positive multiple of ``rowwise`` (the
+    exponentials shifted by any number per row, as ``exp(s - s.amax(-1))`` over every entry, the
+    hidden ones too, shifts them: softmax does not change)."""
+    if hidden.all(dim=-1).any():
+        return False
+    t = t.double()
+    if not torch.isfinite(t).all() or not torch.allclose(t[hidden], torch.zeros_like(t[hidden]), atol=1e-7):
+        return False
+    ratio = (t / rowwise).masked_fill(hidden, 0.0)
+    first = ratio.amax(dim=-1, keepdim=True)
+    if not (first > 0).all():
+        return False
+    return bool(torch.isclose(ratio, first.expand_as(ratio), rtol=1e-4, atol=0)[~hidden].all())
 
 
 def _ways_of_parts(value: torch.Tensor) -> list[tuple[int, int]]:

@@ -242,15 +242,25 @@ FOR_SHAPE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "ra
 
 
 def value_origin(steps: list, start: int, reference_steps: list, extra=(),
-                 parts: tuple[int, int] | None = None) -> Origin | None:
+                 parts: tuple[int, int] | None = None, proven=()) -> Origin | None:
     """Where the value at ``steps[start]`` first went wrong (see the module docstring). ``parts``: the
     student computes the reference's steps one part at a time, this way (a loop over heads, see
     :func:`grader.diagnosis.localize.first_difference`), so any step of theirs that is one part of a
-    value the reference computes is as right as that value, whatever operation made it."""
+    value the reference computes is as right as that value, whatever operation made it. ``proven``:
+    steps holding a stage's value (the masked exponentials of a softmax written by hand): nothing
+    they were computed from, by whatever way of the student's, is where the value goes wrong."""
     values = KnownValues(reference_steps, extra)
 
     def parents_of(i: int) -> list:
         return [p for p in steps[i][3] if type(p) is not int or p < i] if len(steps[i]) > 3 else []
+
+    behind: set[int] = set()  # the proven steps and what they were computed from
+    frontier = [i for i in proven if 0 <= i < len(steps)]
+    while frontier:
+        i = frontier.pop()
+        if i not in behind:
+            behind.add(i)
+            frontier.extend(p for p in parents_of(i) if type(p) is int and 0 <= p < len(steps))
 
     # Masks and positions built from nothing the student computed (aranges, ones, their comparisons):
     # a student may build them otherwise than the reference and be right, so they are not judged
@@ -275,7 +285,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
             copies.add(i)
 
     def known(i: int) -> bool:
-        if not 0 <= i < len(steps) or constant.get(i):
+        if not 0 <= i < len(steps) or constant.get(i) or i in behind:
             return True
         if steps[i][0].split("[")[0] == "unbind":  # a row of a loop over a tensor (for item in X): as right as X
             return all(known(p) for p in parents_of(i) if type(p) is int)
@@ -488,16 +498,20 @@ def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
         label, shape = steps[i][0], tuple(steps[i][1])
         mine = alike.get(label, shapes.get(label, every))
         parents = [p for p in steps[i][3] if type(p) is int and p < i and p in steps]
+        unsent = not parents and any(type(p) is int and p not in steps for p in steps[i][3])  # made before the steps sent
         known[i], part[i] = True, False
         if not shape or shape in mine:
             continue
         if (label.split("[")[0] in PARTS and not any(len(s) == len(shape) for s in shapes.get(label, ()))
                 and (any(known[p] and shape in one_part_shapes(tuple(steps[p][1])) for p in parents)
-                     or (not parents and any(shape in one_part_shapes(g) for g in given)))):
+                     or any(known[p] and shape in one_part_shapes(split) for p in parents
+                            for split in _splits_of(tuple(steps[p][1]), every))
+                     or (not parents and any(shape in one_part_shapes(g) for g in given))
+                     or (unsent and any(len(r) == len(shape) + 1 and shape in one_part_shapes(r) for r in every)))):
             part[i] = True
             taken.append(i)
-        elif any(part[p] for p in parents) and any(shape in one_part_shapes(s) for s in mine):
-            part[i] = True
+        elif (any(part[p] for p in parents) or unsent) and any(shape in one_part_shapes(s) for s in mine):
+            part[i] = True  # from parts, or from steps made before those sent: as a loop over parts makes it
         else:
             known[i] = False
     for i in taken:
@@ -505,6 +519,13 @@ def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
         if uses and not any(known[j] for j in uses):
             known[i] = part[i] = False
     return (lambda i: i not in steps or known.get(i, True)), shapes
+
+
+def _splits_of(shape: tuple, every: set) -> list[tuple]:
+    """The reference's shapes that split the last dimension of ``shape`` in two (``(b, n, 100)`` into
+    ``(b, n, 5, 20)``: heads): one head's columns (``q[:, :, cols]``) are one part of such a value."""
+    return [s for s in every if len(s) == len(shape) + 1 and s[:len(shape) - 1] == shape[:-1]
+            and s[-2] * s[-1] == shape[-1]] if shape else []
 
 
 def shape_origin(steps: dict, raised: list, reference_steps: list, given: tuple = ()) -> int | None:
