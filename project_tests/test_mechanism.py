@@ -397,6 +397,13 @@ CASES = [
             "        allowed = 1.0 - self.mask[:num_tokens, :num_tokens]\n"
             "        exp_scores = torch.exp(scaled - scaled.amax(dim=-1, keepdim=True))\n"
             "        attn_weights = (exp_scores * allowed) / exp_scores.sum(dim=-1, keepdim=True)\n"},
+    # The weights masked after softmax: a multiple per row of the masked exponentials too, but made by
+    # softmax, so the masked scores softmax should receive are what differs (the masked entries).
+    {"id": "weights-masked-after-softmax", "assignment": "ch03", "module": "causal",
+     "old": "        attn_scores.masked_fill_(\n            self.mask.bool()[:num_tokens, :num_tokens], -torch.inf\n        )\n"
+            "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
+     "new": "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n"
+            "        attn_weights = torch.where(self.mask.bool()[:num_tokens, :num_tokens], 0.0, attn_weights)\n"},
     # A loop over heads, each head's columns taken as they should be, joined along the queries:
     # the slices are one head each, never the wrong shape; the join raises.
     {"id": "head-loop-joined-along-queries", "assignment": "d2l_attention", "module": "multihead",
@@ -1006,3 +1013,10 @@ def test_one_heads_columns_are_no_wrong_shape_and_the_join_is_shown(graded):
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("code", "").startswith("return self.W_o(torch.cat(heads, dim=1))"), (side, diagnosis)
         assert "heads = [self.attention(" not in diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_weights_masked_after_softmax_are_no_softmax_by_hand(graded):
+    for side, view in views(graded, "weights-masked-after-softmax").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("stage", "").startswith("scaled and masked scores"), (side, diagnosis)
+        assert "except where the reference's entries are masked" in diagnosis.get("relation", ""), (side, diagnosis)

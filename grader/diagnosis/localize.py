@@ -197,9 +197,12 @@ def _masked_after_exponential(given: torch.Tensor, theirs: list, after: int) -> 
     exponentials = [torch.exp(finite), torch.exp(finite - finite[~hidden].max())]
     rowwise = torch.exp(finite - finite.amax(dim=-1, keepdim=True).clamp_min(finite[~hidden].min()))
     exponentials += [rowwise]
+    # Shifted by another number per row only where the student writes the softmax by hand: a softmax
+    # output masked afterwards (torch.where(mask, 0, weights)) is such a multiple too, and no softmax.
+    by_hand = not any(label in ("softmax", "_softmax") and t.shape == given.shape for label, t in theirs)
     return next((i for i, (_, t) in enumerate(theirs) if i > after and t.shape == given.shape
                  and t.is_floating_point() and (any(same_tensor(t, e) for e in exponentials)
-                                                or _row_multiple(t, rowwise, hidden))), None)
+                                                or (by_hand and _row_multiple(t, rowwise, hidden)))), None)
 
 
 def _row_multiple(t: torch.Tensor, rowwise: torch.Tensor, hidden: torch.Tensor) -> bool:
