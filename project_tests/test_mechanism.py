@@ -404,6 +404,11 @@ CASES = [
             "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n",
      "new": "        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)\n"
             "        attn_weights = torch.where(self.mask.bool()[:num_tokens, :num_tokens], 0.0, attn_weights)\n"},
+    # The keys viewed heads first, then transposed: its numbers match the projection's in order, but
+    # not its shape; the view is where it goes wrong, with the permute that would make it right.
+    {"id": "keys-viewed-heads-first", "assignment": "ch03", "module": "mha",
+     "old": "        keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)",
+     "new": "        keys = keys.view(b, self.num_heads, num_tokens, self.head_dim).transpose(1, 2)"},
     # A loop over heads, each head's columns taken as they should be, joined along the queries:
     # the slices are one head each, never the wrong shape; the join raises.
     {"id": "head-loop-joined-along-queries", "assignment": "d2l_attention", "module": "multihead",
@@ -1020,3 +1025,11 @@ def test_weights_masked_after_softmax_are_no_softmax_by_hand(graded):
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("stage", "").startswith("scaled and masked scores"), (side, diagnosis)
         assert "except where the reference's entries are masked" in diagnosis.get("relation", ""), (side, diagnosis)
+
+
+def test_a_value_matching_a_stage_only_in_order_is_not_proven_right(graded):
+    for side, view in views(graded, "keys-viewed-heads-first").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("keys = keys.view(b, self.num_heads, num_tokens"), (side, diagnosis)
+        assert any("with its dimensions reordered: .permute(0, 2, 1, 3)" in note for note in diagnosis.get("notes") or []), \
+            (side, diagnosis)

@@ -135,7 +135,8 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
             matched = [i for i in matched if i == len(theirs) - 1]
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
-            right.append(after)
+            if theirs[after][1].shape == stage.value.shape:  # the value in its shape, not only its numbers in order
+                right.append(after)
             continue
         held = _parts_held(stage.value, theirs) if stage.name != OUTPUT else []  # the output is judged whole
         in_parts = next(((way, holding) for way, _, holding in held if None not in holding), None)
