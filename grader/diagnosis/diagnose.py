@@ -254,7 +254,8 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
             diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
-    _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder)
+    proven = [at_float[k] for k in found.matched if k < len(at_float)]  # steps holding the stages matched
+    _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder, proven)
     _unwritten(diagnosis, stem, found, all_steps, output, folder, _given_tensors(run.kwargs))
     if (isinstance(output, torch.Tensor) and isinstance(expected_output, torch.Tensor)
             and tuple(output.shape) != tuple(expected_output.shape)):  # a wrong shape: made by a join?
@@ -896,7 +897,7 @@ def floating(steps: list) -> list:
 
 
 def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: int | None, reference_steps: list,
-                  output, folder: Path | None) -> None:
+                  output, folder: Path | None, proven=()) -> None:
     """Where the first value of the student's that the reference never computes was made, walking
     back from the student's step at the differing stage (``start``, an index of ``steps``: all of
     them, masks and lengths too), else from their output, when it is on another line than the one
@@ -913,8 +914,6 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
             return
         start = holding[-1]
     extra = [found.expected] if found.stage == OUTPUT else []
-    floats = [i for i, s in enumerate(steps) if s[1].is_floating_point()]  # found's indices count these
-    proven = [floats[k] for k in getattr(found, "matched", ()) if k < len(floats)]
     origin = value_origin(steps, start, reference_steps, extra, parts=found.parts_along, proven=proven)
     if origin is None:
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
