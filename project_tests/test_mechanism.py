@@ -423,6 +423,19 @@ CASES = [
     {"id": "dropout-result-discarded", "assignment": "ch03", "module": "causal",
      "old": "        attn_weights = self.dropout(attn_weights)\n",
      "new": "        self.dropout(attn_weights)\n"},
+    # The mask sized by the first dimension: the public probe that calls mask_and_renormalize records its
+    # steps as the hidden one does, so both say where the wrong shape is made.
+    {"id": "renormalize-mask-from-first-dim", "assignment": "ch03", "module": "causal",
+     "old": "    n = attn_weights.shape[-1]\n", "new": "    n = attn_weights.shape[0]\n"},
+    # Heads built with d_out // num_heads: the public check runs the student's own CausalAttention (it
+    # passes every check of its own), the hidden grade the reference's; both show the wrapper's line.
+    {"id": "wrapper-heads-split-d-out", "assignment": "ch03", "module": "mha",
+     "old": "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)\n",
+     "new": "CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)\n"},
+    # Every frequency squared: both sides check the rotation between positions, which names the frequency.
+    {"id": "table-frequency-squared", "assignment": "d2l_attention", "module": "positional_encoding",
+     "old": "torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens",
+     "new": "2 * torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens"},
 ]
 SIDES = ("hidden", "public")
 
@@ -635,6 +648,31 @@ def test_a_wrong_shape_made_before_a_call_into_a_reference_is_shown_on_both_side
     for side, view in views(graded, "additive-squeeze-every-dimension").items():
         diagnosis = diagnosis_of(view)
         assert "torch.squeeze(self.w_v(features))" in diagnosis.get("origin_code", ""), (side, diagnosis)
+
+
+def test_the_line_that_sizes_a_wrong_mask_is_shown_on_both_sides(graded):
+    for side, view in views(graded, "renormalize-mask-from-first-dim").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("code", "").startswith("masked = attn_weights * mask"), (side, diagnosis)  # raises
+        assert diagnosis.get("origin_code", "").startswith("n = attn_weights.shape[0]"), (side, diagnosis)
+
+
+def test_heads_built_with_the_wrong_width_show_the_wrappers_line_on_both_sides(graded):
+    shown = {}
+    for side, view in views(graded, "wrapper-heads-split-d-out").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("where", "").startswith("mha.py, line "), (side, diagnosis)
+        assert any(made.startswith("self.heads: line") and "d_out // num_heads" in made
+                   for made in diagnosis.get("made") or []), (side, diagnosis)
+        shown[side] = (diagnosis.get("where"), diagnosis.get("stage"))
+    assert shown["hidden"] == shown["public"], shown
+
+
+def test_a_wrong_frequency_is_named_by_the_rotation_check_on_both_sides(graded):
+    for side, view in views(graded, "table-frequency-squared").items():
+        diagnosis_of(view)
+        hints = [check["hint"] for check in view["failing"] if check["name"] == "test_relative_positions_are_rotations"]
+        assert hints and hints[0].startswith("P[i + delta] is a fixed map of P[i], but not the rotation"), (side, view["failing"])
 
 
 def test_a_statement_that_keeps_nothing_of_a_new_tensor_is_found_only_for_what_the_call_passes(tmp_path):
@@ -900,6 +938,8 @@ def test_a_right_join_of_pieces_of_the_wrong_width_is_not_blamed(graded):
         diagnosis = diagnosis_of(view)
         assert "torch.cat(" not in diagnosis.get("origin_code", ""), (side, diagnosis)
         assert not any("such pieces" in note for note in diagnosis.get("notes") or []), (side, diagnosis)
+        # The factory's one line that builds the wrapper with another d_out, on both sides.
+        assert diagnosis.get("code", "").startswith("return MultiHeadAttentionWrapper(d_in, 2,"), (side, diagnosis)
 
 
 def test_a_step_of_another_correct_softmax_is_never_blamed_the_line_that_departs_is(graded):

@@ -86,15 +86,16 @@ def _where_of(value) -> list:
     return ["", 0, 0]
 
 
-def _called_into(step: list, stem: str) -> list | None:
+def _called_into(step: list, stem: str, sound: frozenset = frozenset()) -> list | None:
     """For a step made in another file of the student's (their own ``masked_softmax.py``) from what
-    the diagnosed module passed it alone, not from that file's module's own weights (which its
-    construction may have sized otherwise): the where of the line of ``stem``.py that called into it,
-    the line the hidden grade shows (its reference module is no file of the student's); else None."""
+    the diagnosed module passed it alone, or from that file's module's own weights where that file
+    is ``sound`` (every check of its own passed: its construction sizes them as the reference's does,
+    from what the diagnosed module passed it): the where of the line of ``stem``.py that called into
+    it, the line the hidden grade shows (its reference module is no file of the student's); else None."""
     where = step[2]
     if len(where) < 4 or not where[3] or where[0] == f"{stem}.py":
         return None
-    if any(type(p) is str and p != OUTSIDE for p in (step[3] if len(step) > 3 else ())):
+    if where[0] not in sound and any(type(p) is str and p != OUTSIDE for p in (step[3] if len(step) > 3 else ())):
         return None
     return [f"{stem}.py", where[3], 0]
 
@@ -120,8 +121,10 @@ def line_at(where: list, folder: Path | None, stem: str) -> tuple[str, str]:
     return at, code
 
 
-def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Diagnosis | None:
-    """The diagnosis of one module from its probe runs (see the module docstring)."""
+def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None, sound: frozenset = frozenset()) -> Diagnosis | None:
+    """The diagnosis of one module from its probe runs (see the module docstring). ``sound``: the
+    files of the student's other modules whose every check passed in the same run (``causal.py``,
+    whose class the public check of ``mha`` runs)."""
     if not any(run.failed for run in runs):
         return None
     usable = [run for run in runs if run.student is not None]
@@ -161,9 +164,10 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
             localized.append((run, found, steps, reference_steps))
     if localized and not diagnosis.error:
         _show_step(diagnosis, stem, localized, folder, output_of(source.result(stem, None, localized[0][0].probe,
-                                                                                  localized[0][0].kwargs)))
+                                                                                  localized[0][0].kwargs)),
+                   _sound_for(localized[0][0], sound))
         _passing_helper(diagnosis, stem, localized[0], runs, folder)
-        _one_line_behind_the_concepts(diagnosis, stem, localized, runs, folder, source)
+        _one_line_behind_the_concepts(diagnosis, stem, localized, runs, folder, source, sound)
     if not (diagnosis.stage or diagnosis.error):
         _result_differs(diagnosis, runs)
         if source is not None and not diagnosis.relation:
@@ -172,15 +176,10 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
             _number_line(diagnosis, stem, source, usable, folder)
         if not diagnosis.where and source is not None:
             _first_unknown_number(diagnosis, stem, source, usable, folder)
-        if not diagnosis.where and folder is not None:  # a factory of one line: that line computes the result
-            failed = [run for run in runs if run.failed]
-            lines = {single_return(Path(folder) / f"{stem}.py", run.checked or "") for run in failed}
-            single = lines.pop() if len(lines) == 1 else None  # every failing check is of that factory
-            failed = failed[0] if failed else None
-            if single is not None:
-                diagnosis.where, diagnosis.code = f"{stem}.py, line {single[0]}", single[1]
-                diagnosis.stage = diagnosis.stage or "result"
-                diagnosis.checked = diagnosis.checked or (failed.checked if failed else "")
+        if not diagnosis.where:
+            _factory_line(diagnosis, stem, runs, folder)
+    elif diagnosis.stage and not (diagnosis.where or diagnosis.origin):  # a step of another file of theirs, no line
+        _factory_line(diagnosis, stem, runs, folder)
     if folder is not None and (diagnosis.stage or diagnosis.error or diagnosis.concepts):  # a name read, misspelled
         read = " ".join([diagnosis.checked, diagnosis.error, *diagnosis.concepts, *(r.checked for r in runs if r.failed),
                          *(str((r.feedback or {}).get("checked", "")) for r in runs if r.failed)])
@@ -191,8 +190,31 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None) -> Di
     return diagnosis
 
 
+def _factory_line(diagnosis: Diagnosis, stem: str, runs: list[ProbeRun], folder: Path | None) -> None:
+    """A factory of one line (``return MultiHeadAttentionWrapper(d_in, 2, ...)``) that every failing
+    check calls: that line computes the result (what it builds, and with which arguments)."""
+    if folder is None:
+        return
+    failed = [run for run in runs if run.failed]
+    lines = {single_return(Path(folder) / f"{stem}.py", run.checked or "") for run in failed}
+    single = lines.pop() if len(lines) == 1 else None  # every failing check is of that factory
+    if single is not None:
+        diagnosis.where, diagnosis.code = f"{stem}.py, line {single[0]}", single[1]
+        diagnosis.stage = diagnosis.stage or "result"
+        diagnosis.checked = diagnosis.checked or failed[0].checked
+
+
+def _sound_for(run: ProbeRun, sound: frozenset) -> frozenset:
+    """``sound`` where the probe built a class of the module itself (``cls=`` or ``name=``, with the
+    book's arguments): what that class built from the student's sound modules (its heads) was sized
+    by the class's own code, so a step made there is the class's; else none (a factory that builds
+    the class with other arguments, Exercise 3.2's, sizes it at its own call: nothing is mapped)."""
+    kwargs = run.kwargs if isinstance(run.kwargs, dict) else {}
+    return sound if isinstance(kwargs.get("cls") or kwargs.get("name"), str) else frozenset()
+
+
 def _one_line_behind_the_concepts(diagnosis: Diagnosis, stem: str, localized: list, runs: list[ProbeRun],
-                                  folder: Path | None, source) -> None:
+                                  folder: Path | None, source, sound: frozenset = frozenset()) -> None:
     """Catalog mistakes confirmed together, each reproducing the student's results on its own probes,
     are two mistakes only where they are made at two places: when the first value the reference never
     computes is made at one and the same line of the student's on every failed check (a 1-D and a 2-D
@@ -207,13 +229,15 @@ def _one_line_behind_the_concepts(diagnosis: Diagnosis, stem: str, localized: li
     lines = set()
     for entry in localized:
         alone = Diagnosis()
-        _show_step(alone, stem, [entry], folder, output_of(source.result(stem, None, entry[0].probe, entry[0].kwargs)))
+        _show_step(alone, stem, [entry], folder, output_of(source.result(stem, None, entry[0].probe, entry[0].kwargs)),
+                   _sound_for(entry[0], sound))
         lines.add(alone.origin or alone.where)
     if len(lines) == 1 and "" not in lines:
         diagnosis.concepts = []
 
 
-def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None) -> None:
+def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None,
+               sound: frozenset = frozenset()) -> None:
     """The first failed run's first differing step: its values, the student's line that computed
     it, where the first value the reference never computes was made, and a relation that holds at
     that step on every run that differs there."""
@@ -237,7 +261,7 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
         actual = found.actual
         if found.step is not None:
             diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
-            if not diagnosis.where and (called := _called_into(steps[found.step], stem)) is not None:
+            if not diagnosis.where and (called := _called_into(steps[found.step], stem, sound)) is not None:
                 diagnosis.where, diagnosis.code = line_at(called, folder, stem)
             actual = _as_its_line_leaves_it(actual, found.expected, steps[found.step][2], folder, stem, diagnosis)
         diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, actual)
@@ -253,9 +277,11 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
         if departs is not None and not diagnosis.concepts:  # a guess: never beside a confirmed concept
             diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
             diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
+            if not diagnosis.where and (called := _called_into(steps[departs], stem, sound)) is not None:
+                diagnosis.where, diagnosis.code = line_at(called, folder, stem)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     proven = [at_float[k] for k in found.matched if k < len(at_float)]  # steps holding the stages matched
-    _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder, proven)
+    _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder, proven, sound)
     _unwritten(diagnosis, stem, found, all_steps, output, folder, _given_tensors(run.kwargs))
     if (isinstance(output, torch.Tensor) and isinstance(expected_output, torch.Tensor)
             and tuple(output.shape) != tuple(expected_output.shape)):  # a wrong shape: made by a join?
@@ -897,7 +923,7 @@ def floating(steps: list) -> list:
 
 
 def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: int | None, reference_steps: list,
-                  output, folder: Path | None, proven=()) -> None:
+                  output, folder: Path | None, proven=(), sound: frozenset = frozenset()) -> None:
     """Where the first value of the student's that the reference never computes was made, walking
     back from the student's step at the differing stage (``start``, an index of ``steps``: all of
     them, masks and lengths too), else from their output, when it is on another line than the one
@@ -924,9 +950,10 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         diagnosis.notes.append(f"{at.split(', ')[-1]} transposes ({transposed}) a value the reference computes; the "
                                f"reference never computes it transposed")
     own = [p for p in steps[origin.step][3] if type(p) is str and p != OUTSIDE] if len(steps[origin.step]) > 3 else []
-    if not at and not own:  # made in a helper module of theirs from what this module's call passed it alone (not
-        # from the helper's own weights, which its construction may have sized otherwise): that call's line
-        called = _called_into(steps[origin.step], stem)
+    if not at and (not own or steps[origin.step][2][0] in sound):  # made in a helper module of theirs from what
+        # this module's call passed it alone (not from the helper's own weights, which its construction may have sized
+        # otherwise, unless that module passed every check of its own): that call's line
+        called = _called_into(steps[origin.step], stem, sound)
         at, code = line_at(called or steps[_entered_at(steps, origin.step, stem)][2], folder, stem)
     if not at:
         return

@@ -5,6 +5,8 @@ real mistake; otherwise the check keeps its plain message.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from grader.suite.comparisons import require
@@ -121,3 +123,37 @@ def check_head_arguments_not_swapped(rates, biases, dropout: float, qkv_bias: bo
             f"{'each has' if bool(dropout) else 'none has'} a qkv bias (as the dropout given, {dropout}, "
             f"{'is nonzero' if bool(dropout) else 'is zero'}): the two arguments reach the heads swapped",
             what=what, hint=SWAPPED_HEAD_ARGUMENTS)
+
+
+def rotation(delta: int, j: int, num_hiddens: int) -> torch.Tensor:
+    """The 2 x 2 matrix that maps ``(P[i, 2j], P[i, 2j+1])`` of the sinusoidal table to
+    ``(P[i+delta, 2j], P[i+delta, 2j+1])``: the rotation by ``delta * omega_j``."""
+    angle = delta / 10000 ** (2 * j / num_hiddens)
+    return torch.tensor([[math.cos(angle), math.sin(angle)], [-math.sin(angle), math.cos(angle)]], dtype=torch.float64)
+
+
+def positions_are_rotations(table: torch.Tensor, num_hiddens: int, deltas=(1, 5, 11)) -> None:
+    """Every pair of columns ``2j, 2j+1`` of a position table ``(positions, num_hiddens)`` shifted by
+    ``delta`` rows is the same rotation by ``delta * omega_j`` of the rows before, for every position.
+    A failure says which pair and offset, and which of two exact relations broke: the rows are a
+    fixed map of each other but not that rotation (the frequency, or sine and cosine swapped), or
+    no fixed map at all (the two columns are not the sine and cosine of one angle)."""
+    P = table.double()
+    for delta in deltas:
+        for j in range(num_hiddens // 2):
+            now, later = P[:-delta, 2 * j: 2 * j + 2], P[delta:, 2 * j: 2 * j + 2]
+            rotated = now @ rotation(delta, j, num_hiddens).T
+            if torch.allclose(later, rotated, atol=1e-4):
+                continue
+            fit = torch.linalg.lstsq(now, later).solution.T  # the best fixed 2x2 map, if there is one
+            if torch.allclose(now @ fit.T, later, atol=1e-4):
+                why = ("P[i + delta] is a fixed map of P[i], but not the rotation by delta * omega_j: check the frequency "
+                       "omega_j = 1 / 10000^(2j/d) and that column 2j holds the sine, column 2j+1 the cosine.")
+            else:
+                why = ("P[i + delta] is not the same linear map of P[i] for every i: columns 2j and 2j+1 must be the sine "
+                       "and cosine of the same angle i * omega_j.")
+            require(False, f"columns {2 * j}, {2 * j + 1} shifted by delta = {delta} are not a fixed rotation", hint=why,
+                    what="for every frequency pair j and offset delta: (P[i+delta, 2j], P[i+delta, 2j+1]) = "
+                         "R(delta * omega_j) (P[i, 2j], P[i, 2j+1]), the same rotation for every position i",
+                    expected=f"R = {[[round(x, 4) for x in row] for row in rotation(delta, j, num_hiddens).tolist()]}",
+                    actual=f"best fixed map {[[round(x, 4) for x in row] for row in fit.tolist()]}")

@@ -1,5 +1,6 @@
-"""Public tests for the positional encoding: the table's shape and first entries, then the whole
-table and the forward pass (the reference's results, from catalog.json)."""
+"""Public tests for the positional encoding: the table's shape and first entries, the rotation that
+maps each position to a later one (as the hidden grade checks it), then the whole table and the
+forward pass (the reference's results, from catalog.json)."""
 
 import math
 
@@ -9,6 +10,7 @@ import torch
 from book_values import generated
 from grader.suite.public_reference import same
 from grader.suite.comparisons import close, require
+from grader.suite.exact import positions_are_rotations
 
 
 @pytest.mark.points(1)
@@ -19,6 +21,16 @@ def test_table_shape_and_first_entries(probed):
             actual=str(getattr(probed, "shape", type(probed))))
     close(probed[0, 0, :4], torch.tensor([0.0, 1.0, 0.0, 1.0]), what="P[0, 0, :4] (position 0: sin 0, cos 0, ...)")
     close(probed[0, 1, :2], torch.tensor([math.sin(1.0), math.cos(1.0)]), what="P[0, 1, :2] (position 1, j = 0)")
+
+
+@pytest.mark.points(1)
+@pytest.mark.probe("table", num_hiddens=16, max_len=64)
+def test_relative_positions_are_rotations(probed):
+    require(getattr(probed, "shape", None) == (1, 64, 16), "P should have shape (1, max_len, num_hiddens) = (1, 64, 16)",
+            what="PositionalEncoding(16, 0, max_len=64).P", expected="shape (1, 64, 16)",
+            actual=str(getattr(probed, "shape", type(probed))))
+    close(probed[0, 0], torch.tensor([0.0, 1.0] * 8), what="P[0, 0] (position 0: sin 0 = 0, cos 0 = 1)")
+    positions_are_rotations(probed[0], 16)
 
 
 # Beyond position 0 and 1: the whole table and the forward pass (the reference's, from catalog.json).

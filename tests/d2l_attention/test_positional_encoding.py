@@ -4,9 +4,9 @@ import pytest
 import torch
 
 import positional_encoding as ref
-from book import ENCODING_DIM, NUM_STEPS, encoding_formula, random_inputs, rotation
+from book import ENCODING_DIM, NUM_STEPS, encoding_formula, random_inputs
 from grader.suite.comparisons import close, require
-from grader.suite.exact import dropout_factor
+from grader.suite.exact import dropout_factor, positions_are_rotations
 from hints import same_seed
 
 # Float32 tables drift from the float64 formula by up to ~1e-4 at positions near 1000
@@ -56,25 +56,7 @@ def test_relative_positions_are_rotations(probed):
     # other table the rotations leave alone, fails here.
     close(probed[0, 0], encoding_formula([0], 16)[0].float(), what="PositionalEncoding(16, 0, 64).P[0, 0]: position 0 "
           "(sin 0 = 0 in even columns, cos 0 = 1 in odd ones)")
-    P = probed[0].double()
-    for delta in (1, 5, 11):
-        for j in range(8):
-            now, later = P[:-delta, 2 * j: 2 * j + 2], P[delta:, 2 * j: 2 * j + 2]  # (64 - delta, 2)
-            rotated = now @ rotation(delta, j, 16).T
-            if torch.allclose(later, rotated, atol=1e-4):
-                continue
-            fit = torch.linalg.lstsq(now, later).solution.T  # the best fixed 2x2 map, if there is one
-            if torch.allclose(now @ fit.T, later, atol=1e-4):
-                why = ("P[i + delta] is a fixed map of P[i], but not the rotation by delta * omega_j: check the frequency "
-                       "omega_j = 1 / 10000^(2j/d) and that column 2j holds the sine, column 2j+1 the cosine.")
-            else:
-                why = ("P[i + delta] is not the same linear map of P[i] for every i: columns 2j and 2j+1 must be the sine "
-                       "and cosine of the same angle i * omega_j.")
-            require(False, f"columns {2 * j}, {2 * j + 1} shifted by delta = {delta} are not a fixed rotation", hint=why,
-                    what="for every frequency pair j and offset delta: (P[i+delta, 2j], P[i+delta, 2j+1]) = "
-                         "R(delta * omega_j) (P[i, 2j], P[i, 2j+1]), the same rotation for every position i",
-                    expected=f"R = {[[round(x, 4) for x in row] for row in rotation(delta, j, 16).tolist()]}",
-                    actual=f"best fixed map {[[round(x, 4) for x in row] for row in fit.tolist()]}")
+    positions_are_rotations(probed[0], 16)
 
 
 @pytest.mark.points(1)

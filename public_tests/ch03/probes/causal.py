@@ -22,10 +22,13 @@ def outputs(student, seed, args, xs, name=CLASS):
 
 
 def unchanged_input(student, function, given, args):
-    """``function(given, *args)``, and ``given`` afterwards (it must not change)."""
+    """``function(given, *args)`` with its steps (where a wrong value or shape was made, as the
+    hidden grade's probe records them), and ``given`` afterwards (it must not change)."""
     target = probing.part(student, function, "function")
-    result = probing.call(target, given, *args)
-    return {"result": probing.tensor(result, f"the result of {function}"), "input_after": given}
+    with probing.recorded_if_sent() as recorder:
+        result = probing.call(target, given, *args)
+    return probing.with_steps({"result": probing.tensor(result, f"the result of {function}"), "input_after": given},
+                              recorder)
 
 
 def dropout(student, seed, n, p, name=CLASS, args=None):
