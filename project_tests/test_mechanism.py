@@ -432,6 +432,10 @@ CASES = [
     {"id": "wrapper-heads-split-d-out", "assignment": "ch03", "module": "mha",
      "old": "CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)\n",
      "new": "CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)\n"},
+    # An out-of-place masked_fill on a line of its own, then X returned as it came: the line is said.
+    {"id": "sequence-mask-fill-dropped", "assignment": "d2l_attention", "module": "masked_softmax",
+     "old": "    X[~mask] = value\n",
+     "new": "    keep = mask.reshape(mask.shape + (1,) * (X.dim() - 2))\n    X.masked_fill(~keep, value)\n"},
     # Every frequency squared: both sides check the rotation between positions, which names the frequency.
     {"id": "table-frequency-squared", "assignment": "d2l_attention", "module": "positional_encoding",
      "old": "torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens",
@@ -666,6 +670,13 @@ def test_heads_built_with_the_wrong_width_show_the_wrappers_line_on_both_sides(g
                    for made in diagnosis.get("made") or []), (side, diagnosis)
         shown[side] = (diagnosis.get("where"), diagnosis.get("stage"))
     assert shown["hidden"] == shown["public"], shown
+
+
+def test_the_expected_value_computed_and_dropped_is_said_at_its_line_on_both_sides(graded):
+    for side, view in views(graded, "sequence-mask-fill-dropped").items():
+        notes = " ".join(diagnosis_of(view).get("notes") or [])
+        assert ("(X.masked_fill(~keep, value)) computes exactly the expected value, and nothing of yours uses its "
+                "result: yours is the tensor the call gave, unchanged") in notes, (side, view["diagnosis"])
 
 
 def test_a_wrong_frequency_is_named_by_the_rotation_check_on_both_sides(graded):

@@ -190,6 +190,26 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None, sound
     return diagnosis
 
 
+def _expected_computed_and_dropped(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None,
+                                   given: tuple) -> None:
+    """When the student's output is a tensor the probe gave, unchanged, and a step of theirs holds
+    exactly the expected output while nothing of theirs uses it (``X.masked_fill(mask, value)`` on
+    a line of its own, then ``return X``): that line, said with both facts."""
+    if (found.stage != OUTPUT or not isinstance(output, torch.Tensor) or not isinstance(found.expected, torch.Tensor)
+            or not any(tuple(g.shape) == tuple(output.shape) and catalog.same_tensor(g, output) for g in given)):
+        return
+    used = {p for s in steps for p in (s[3] if len(s) > 3 else ()) if type(p) is int}
+    for j, step in enumerate(steps):
+        if (j not in used and tuple(step[1].shape) == tuple(found.expected.shape)
+                and catalog.same_tensor(step[1], found.expected)):
+            at, code = line_at(step[2], folder, stem)
+            if at:
+                shown = code.strip()
+                diagnosis.notes.append(f"{at.split(', ')[-1]} ({shown}) computes exactly the expected value, and nothing "
+                                       f"of yours uses its result: yours is the tensor the call gave, unchanged")
+            return
+
+
 def _factory_line(diagnosis: Diagnosis, stem: str, runs: list[ProbeRun], folder: Path | None) -> None:
     """A factory of one line (``return MultiHeadAttentionWrapper(d_in, 2, ...)``) that every failing
     check calls: that line computes the result (what it builds, and with which arguments)."""
@@ -283,6 +303,7 @@ def _show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | 
     proven = [at_float[k] for k in found.matched if k < len(at_float)]  # steps holding the stages matched
     _value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder, proven, sound)
     _unwritten(diagnosis, stem, found, all_steps, output, folder, _given_tensors(run.kwargs))
+    _expected_computed_and_dropped(diagnosis, stem, found, all_steps, output, folder, _given_tensors(run.kwargs))
     if (isinstance(output, torch.Tensor) and isinstance(expected_output, torch.Tensor)
             and tuple(output.shape) != tuple(expected_output.shape)):  # a wrong shape: made by a join?
         holding = [i for i, s in enumerate(all_steps) if tuple(s[1].shape) == tuple(output.shape)
