@@ -271,7 +271,8 @@ CASES = [
      "old": "    return torch.softmax(masked / d_k**0.5, dim=-1)\n",
      "new": "    weights = torch.softmax(masked / d_k**0.5, dim=-1)\n    return weights / weights.sum()\n"},
     # The module's own helper that makes the mask of allowed positions, given where the positions to
-    # hide are meant: the call, not the helper (which passes its own checks), on both sides.
+    # hide are meant: never the helper (which passes its own checks); the line that fills where the
+    # mask is True, with the mask said to be the reference's inverted, on both sides.
     {"id": "allowed-mask-used-as-hidden", "assignment": "ch03", "module": "causal",
      "old": "    mask = torch.triu(\n"
             "        torch.ones(n, n, dtype=torch.bool, device=attn_scores.device), diagonal=1\n"
@@ -436,6 +437,13 @@ CASES = [
     {"id": "sequence-mask-fill-dropped", "assignment": "d2l_attention", "module": "masked_softmax",
      "old": "    X[~mask] = value\n",
      "new": "    keep = mask.reshape(mask.shape + (1,) * (X.dim() - 2))\n    X.masked_fill(~keep, value)\n"},
+    # The entries kept named (torch.where(allowed, ...)), the future filled with 0: the kept mask is the
+    # complement of the reference's, another correct way; the fill is where it goes wrong.
+    {"id": "where-allowed-fill-zero", "assignment": "ch03", "module": "causal",
+     "old": "    mask = torch.triu(\n        torch.ones(n, n, dtype=torch.bool, device=attn_scores.device), diagonal=1\n"
+            "    )  # (n, n), True above the diagonal\n    masked = attn_scores.masked_fill(mask, -torch.inf)\n",
+     "new": "    allowed = simple_causal_mask(n).bool()\n"
+            "    masked = torch.where(allowed, attn_scores, torch.zeros_like(attn_scores))\n"},
     # Every frequency squared: both sides check the rotation between positions, which names the frequency.
     {"id": "table-frequency-squared", "assignment": "d2l_attention", "module": "positional_encoding",
      "old": "torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens",
@@ -604,9 +612,9 @@ def test_a_helper_checked_by_a_probe_that_names_it_is_never_blamed_for_how_it_is
         diagnosis = diagnosis_of(view)
         shown = (diagnosis.get("where", ""), diagnosis.get("origin", ""))
         assert "causal.py, line 54" not in shown, (side, diagnosis)  # return torch.tril(...): right
-        assert diagnosis.get("origin_code", "").startswith("mask = simple_causal_mask(n)"), (side, diagnosis)
-        assert any("is in simple_causal_mask, which passes every check that calls it" in note
-                   for note in diagnosis.get("notes") or []), (side, diagnosis)
+        assert diagnosis.get("origin_code", "").startswith("masked = torch.where(mask, torch.full_like("), (side, diagnosis)
+        assert "line 101 (mask = simple_causal_mask(n).bool()) gives the reference's mask inverted: True exactly " \
+               "where the reference's mask is False" in diagnosis.get("notes", []), (side, diagnosis)
 
 
 def test_one_line_behind_two_catalog_mistakes_is_one_story(graded):
@@ -677,6 +685,15 @@ def test_the_expected_value_computed_and_dropped_is_said_at_its_line_on_both_sid
         notes = " ".join(diagnosis_of(view).get("notes") or [])
         assert ("(X.masked_fill(~keep, value)) computes exactly the expected value, and nothing of yours uses its "
                 "result: yours is the tensor the call gave, unchanged") in notes, (side, view["diagnosis"])
+
+
+def test_a_mask_of_the_entries_kept_is_not_blamed_for_the_fill(graded):
+    for side, view in views(graded, "where-allowed-fill-zero").items():
+        diagnosis = diagnosis_of(view)
+        assert diagnosis.get("origin_code", "").startswith("masked = torch.where(allowed"), (side, diagnosis)
+        assert not any("passes every check" in note for note in diagnosis.get("notes") or []), (side, diagnosis)
+        assert any(note.endswith("gives the reference's mask inverted: True exactly where the reference's mask is False")
+                   for note in diagnosis.get("notes") or []), (side, diagnosis)
 
 
 def test_a_wrong_frequency_is_named_by_the_rotation_check_on_both_sides(graded):

@@ -999,6 +999,11 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
         diagnosis.origin, diagnosis.origin_code = at, code
         diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
                                  else "combination" if origin.inputs_known else "inputs")
+    for i in origin.inverted:  # a mask of the entries kept: said, beside the line that uses it
+        made, made_code = line_at(steps[i][2], folder, stem)
+        if made:
+            diagnosis.notes.append(f"{made.split(', ')[-1]} ({made_code.strip()}) gives the reference's mask inverted: "
+                                   f"True exactly where the reference's mask is False")
     if steps[origin.step][0] in ("reshape", "view") and (moved := reordered(steps[origin.step][1], reference_steps)):
         shape, order = moved
         diagnosis.notes.append(

@@ -40,17 +40,22 @@ MAX_LINES = 5  # lines shown for how an attribute is made
 
 class KnownValues:
     """The values the reference computes (its steps, and its output), looked up by size. Masks and
-    lengths (bool and integer steps) are compared as numbers."""
+    lengths (bool and integer steps) are compared as numbers; a boolean mask's complement is known too."""
 
     def __init__(self, reference_steps: list, extra=()):
         self.steps = reference_steps + softmax_by_hand(reference_steps)
         self.by_size: dict[int, list[tuple[int, torch.Tensor]]] = {}
+        self.inverted: list[torch.Tensor] = []  # the complements of the reference's boolean masks
         self.shapes: set[tuple[tuple, bool]] = set()  # (shape, floating) of each value: numbers, or masks and lengths
         values = [(i, s[1]) for i, s in enumerate(self.steps)] + [(-1, t) for t in extra]
         for i, value in values:
             if isinstance(value, torch.Tensor) and value.numel() and not value.is_complex():
                 self.by_size.setdefault(value.numel(), []).append((i, value.detach().double()))
                 self.shapes.add((tuple(value.shape), value.is_floating_point()))
+                if value.dtype == torch.bool:  # its complement: the entries kept (torch.where(allowed, ...)) where
+                    # the reference names those it fills (masked_fill(mask, ...)), another correct way
+                    self.by_size[value.numel()].append((i, (~value).detach().double()))
+                    self.inverted.append((~value).detach().double())
 
     def matching(self, value: torch.Tensor, layout: bool = False, exact: bool = False) -> list[int]:
         """The reference's steps holding ``value`` (-1: its output): the same numbers in the same order
@@ -67,6 +72,16 @@ class KnownValues:
                        for order in itertools.permutations(range(known.dim()))):
                     found.append(i)
         return found
+
+    def only_inverted(self, value: torch.Tensor) -> bool:
+        """Whether ``value`` is a boolean mask that the reference computes only inverted (``tril`` of
+        the entries kept, where the reference's ``triu`` marks those it fills)."""
+        if not isinstance(value, torch.Tensor) or value.dtype != torch.bool:
+            return False
+        value = value.detach().double()
+        same = [tuple(m.shape) == tuple(value.shape) and same_tensor(value, m) for m in self.inverted]
+        as_computed = [tuple(m.shape) == tuple(value.shape) and same_tensor(value, 1 - m) for m in self.inverted]
+        return any(same) and not any(as_computed)
 
     def holds_part(self, value: torch.Tensor, stride: int = 0) -> bool:
         """Whether ``value`` is one index of a dimension of one of the reference's values, with its
@@ -211,6 +226,7 @@ class Origin:
     inputs: list[int]
     inputs_known: bool = True  # each input is exactly (shape too) a value the reference computes
     attributes: bool = False  # it also uses the module's own tensors (parameters, buffers), which are not compared
+    inverted: tuple = ()  # the inputs that are one of the reference's masks inverted (the entries kept, not those filled)
 
 
 def first_unknown(start, parents_of, known) -> int | None:
@@ -309,7 +325,8 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     matched = [values.matching(steps[p][1], exact=True) for p in inputs if steps[p][1].numel() > 1]
     same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
     if same:
-        return Origin(root, True, [], attributes=any(type(p) is str and p != OUTSIDE for p in parents_of(root)))
+        return Origin(root, True, [], attributes=any(type(p) is str and p != OUTSIDE for p in parents_of(root)),
+                      inverted=tuple(p for p in inputs if values.only_inverted(steps[p][1])))
     # What it was computed from, and the layout steps those came through (a permute before a view);
     # a part (one head) of a reference value is not shown: the reference holds it too.
     inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))
