@@ -691,6 +691,7 @@ def test_a_mask_of_the_entries_kept_is_not_blamed_for_the_fill(graded):
     for side, view in views(graded, "where-allowed-fill-zero").items():
         diagnosis = diagnosis_of(view)
         assert diagnosis.get("origin_code", "").startswith("masked = torch.where(allowed"), (side, diagnosis)
+        assert diagnosis.get("origin_kind") == "uses", (side, diagnosis)  # never "the tensors it is computed from match"
         assert not any("passes every check" in note for note in diagnosis.get("notes") or []), (side, diagnosis)
         assert any(note.endswith("gives the reference's mask inverted: True exactly where the reference's mask is False")
                    for note in diagnosis.get("notes") or []), (side, diagnosis)

@@ -997,8 +997,10 @@ def _value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: in
                                f"its own {noun}{made_by}: your code applies the {noun} twice, the reference once")
     if at != diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = at, code
-        diagnosis.origin_kind = ("uses" if origin.same_inputs and origin.attributes else "value" if origin.same_inputs
-                                 else "combination" if origin.inputs_known else "inputs")
+        # Inputs that are the reference's own tensors are said so ("value"), not where one is its mask inverted
+        # (said in a note) or a tensor of the module's that is not compared ("uses").
+        diagnosis.origin_kind = ("uses" if origin.same_inputs and (origin.attributes or origin.inverted) else
+                                 "value" if origin.same_inputs else "combination" if origin.inputs_known else "inputs")
     for i in origin.inverted:  # a mask of the entries kept: said, beside the line that uses it
         made, made_code = line_at(steps[i][2], folder, stem)
         if made:
