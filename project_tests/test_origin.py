@@ -289,3 +289,17 @@ def test_a_result_computed_and_dropped_is_found_where_the_reference_goes_on_with
     out, steps = run(tmp_path, unused_other, "causal_weights", *args)
     found = value_origin(steps, len(steps) - 1, reference, [expected])
     assert discarded(steps, found.step, reference, out) == []
+
+
+def test_a_boolean_mask_is_known_inverted_only_in_its_own_shape():
+    from grader.diagnosis.origin import KnownValues
+
+    future = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)  # the reference's: the entries filled
+    values = KnownValues([["triu", future, ["x.py", 1, 0], []]])
+    kept = ~future  # the entries kept (torch.where(allowed, ...)): another correct way
+    assert values.matching(kept) == [0] and values.only_inverted(kept)
+    assert values.matching(future) == [0] and not values.only_inverted(future)
+    # Neither transposed nor as numbers: a mask with the diagonal filled (triu, diagonal=0) is the kept
+    # mask transposed, and a float mask of ones is no boolean.
+    assert not values.holds(kept.T, layout=True) and not values.only_inverted(kept.T)
+    assert not values.matching(kept.float())

@@ -45,7 +45,7 @@ class KnownValues:
     def __init__(self, reference_steps: list, extra=()):
         self.steps = reference_steps + softmax_by_hand(reference_steps)
         self.by_size: dict[int, list[tuple[int, torch.Tensor]]] = {}
-        self.inverted: list[torch.Tensor] = []  # the complements of the reference's boolean masks
+        self.inverted: list[tuple[int, torch.Tensor]] = []  # the complements of the reference's boolean masks
         self.shapes: set[tuple[tuple, bool]] = set()  # (shape, floating) of each value: numbers, or masks and lengths
         values = [(i, s[1]) for i, s in enumerate(self.steps)] + [(-1, t) for t in extra]
         for i, value in values:
@@ -53,14 +53,15 @@ class KnownValues:
                 self.by_size.setdefault(value.numel(), []).append((i, value.detach().double()))
                 self.shapes.add((tuple(value.shape), value.is_floating_point()))
                 if value.dtype == torch.bool:  # its complement: the entries kept (torch.where(allowed, ...)) where
-                    # the reference names those it fills (masked_fill(mask, ...)), another correct way
-                    self.by_size[value.numel()].append((i, (~value).detach().double()))
-                    self.inverted.append((~value).detach().double())
+                    # the reference names those it fills (masked_fill(mask, ...)), another correct way; in its
+                    # own shape only (never transposed or reshaped: a mask that is neither is no other way)
+                    self.inverted.append((i, (~value).detach().double()))
 
     def matching(self, value: torch.Tensor, layout: bool = False, exact: bool = False) -> list[int]:
         """The reference's steps holding ``value`` (-1: its output): the same numbers in the same order
-        (``exact``: and the same shape; ``layout``: or with the dimensions in another order)."""
-        found = []
+        (``exact``: and the same shape; ``layout``: or with the dimensions in another order); a boolean
+        mask also where it is one of the reference's inverted, in the same shape."""
+        found, boolean = [], value.dtype == torch.bool
         value = value.detach().double()
         for i, known in self.by_size.get(value.numel(), ()):
             if exact and tuple(known.shape) != tuple(value.shape):
@@ -71,6 +72,8 @@ class KnownValues:
                 if any(same_tensor(value.reshape(known.permute(order).shape), known.permute(order))
                        for order in itertools.permutations(range(known.dim()))):
                     found.append(i)
+        if boolean:  # a boolean mask that is one of the reference's inverted
+            found += [i for i, m in self.inverted if tuple(m.shape) == tuple(value.shape) and same_tensor(value, m)]
         return found
 
     def only_inverted(self, value: torch.Tensor) -> bool:
@@ -79,8 +82,8 @@ class KnownValues:
         if not isinstance(value, torch.Tensor) or value.dtype != torch.bool:
             return False
         value = value.detach().double()
-        same = [tuple(m.shape) == tuple(value.shape) and same_tensor(value, m) for m in self.inverted]
-        as_computed = [tuple(m.shape) == tuple(value.shape) and same_tensor(value, 1 - m) for m in self.inverted]
+        same = [tuple(m.shape) == tuple(value.shape) and same_tensor(value, m) for _, m in self.inverted]
+        as_computed = [tuple(m.shape) == tuple(value.shape) and same_tensor(value, 1 - m) for _, m in self.inverted]
         return any(same) and not any(as_computed)
 
     def holds_part(self, value: torch.Tensor, stride: int = 0) -> bool:
