@@ -269,3 +269,28 @@ def test_a_list_of_another_length_shows_yours_beside_the_expected():
     with pytest.raises(Mismatch) as raised:
         same(None, [1.0] * 5, what="weights")
     assert raised.value.feedback.actual == "a NoneType"
+
+
+def test_the_rotation_check_fails_a_table_with_nan_as_the_students_check_never_as_an_error():
+    """A position table holding nan or inf is the student's failed check, with where; it never reaches
+    lstsq (which raises an internal error on it) on either side."""
+    import pytest
+
+    from grader.suite.comparisons import Mismatch
+    from grader.suite.exact import positions_are_rotations
+
+    angles = torch.arange(64.0).reshape(-1, 1) / torch.pow(10000, torch.arange(0, 16, 2) / 16)
+    table = torch.zeros(64, 16)
+    table[:, 0::2], table[:, 1::2] = torch.sin(angles), torch.cos(angles)
+    positions_are_rotations(table, 16)  # the formula's table passes
+    for bad in (float("nan"), float("inf")):
+        broken = table.clone()
+        broken[5:, 2] = bad
+        with pytest.raises(Mismatch) as raised:
+            positions_are_rotations(broken, 16)
+        assert raised.value.message.endswith("not finite (nan or inf), first at [5, 2]")
+    frequency = table.clone()
+    frequency[:, 2:4] = table[:, 4:6]  # pair 1 holds pair 2's frequency: a fixed map, not the rotation
+    with pytest.raises(Mismatch) as raised:
+        positions_are_rotations(frequency, 16)
+    assert raised.value.feedback.hint.startswith("P[i + delta] is a fixed map of P[i], but not the rotation")

@@ -139,6 +139,9 @@ def positions_are_rotations(table: torch.Tensor, num_hiddens: int, deltas=(1, 5,
     fixed map of each other but not that rotation (the frequency, or sine and cosine swapped), or
     no fixed map at all (the two columns are not the sine and cosine of one angle)."""
     P = table.double()
+    bad = (~torch.isfinite(P)).nonzero().tolist()  # never handed to lstsq, which fails on them
+    require(not bad, f"the table holds entries that are not finite (nan or inf), first at {bad[0] if bad else []}",
+            what="every entry of the position table", expected="finite numbers (sines and cosines)", actual="nan or inf")
     for delta in deltas:
         for j in range(num_hiddens // 2):
             now, later = P[:-delta, 2 * j: 2 * j + 2], P[delta:, 2 * j: 2 * j + 2]
