@@ -13,12 +13,18 @@ from grader.suite.comparisons import close, require
 from grader.suite.exact import positions_are_rotations
 
 
+def check_table_shape(P, num_hiddens: int, max_len: int) -> None:
+    """``P`` is ``(1, max_len, num_hiddens)`` before any value is compared."""
+    shape = (1, max_len, num_hiddens)
+    require(getattr(P, "shape", None) == shape, f"P should have shape (1, max_len, num_hiddens) = {shape}",
+            what=f"PositionalEncoding({num_hiddens}, 0, max_len={max_len}).P", expected=f"shape {shape}",
+            actual=str(getattr(P, "shape", type(P))))
+
+
 @pytest.mark.points(1)
 @pytest.mark.probe("table", num_hiddens=32, max_len=60)
 def test_table_shape_and_first_entries(probed):
-    require(getattr(probed, "shape", None) == (1, 60, 32), "P should have shape (1, max_len, num_hiddens) = (1, 60, 32)",
-            what="PositionalEncoding(32, 0, max_len=60).P", expected="shape (1, 60, 32)",
-            actual=str(getattr(probed, "shape", type(probed))))
+    check_table_shape(probed, 32, 60)
     close(probed[0, 0, :4], torch.tensor([0.0, 1.0, 0.0, 1.0]), what="P[0, 0, :4] (position 0: sin 0, cos 0, ...)")
     close(probed[0, 1, :2], torch.tensor([math.sin(1.0), math.cos(1.0)]), what="P[0, 1, :2] (position 1, j = 0)")
 
@@ -26,9 +32,7 @@ def test_table_shape_and_first_entries(probed):
 @pytest.mark.points(1)
 @pytest.mark.probe("table", num_hiddens=16, max_len=64)
 def test_relative_positions_are_rotations(probed):
-    require(getattr(probed, "shape", None) == (1, 64, 16), "P should have shape (1, max_len, num_hiddens) = (1, 64, 16)",
-            what="PositionalEncoding(16, 0, max_len=64).P", expected="shape (1, 64, 16)",
-            actual=str(getattr(probed, "shape", type(probed))))
+    check_table_shape(probed, 16, 64)
     close(probed[0, 0], torch.tensor([0.0, 1.0] * 8), what="P[0, 0] (position 0: sin 0 = 0, cos 0 = 1)")
     positions_are_rotations(probed[0], 16)
 
