@@ -1,10 +1,11 @@
 """One Box for several modules of a submission: the
-namespaces and root are built once per group of modules of a phase, and what isolates one module from
-the next must still hold (grader/sandbox/zygote.py: phases, module_groups, rootfs.renew_scratch)."""
+namespaces and root are built once per slot, for every phase, and what isolates one module from
+the next must still hold (grader/sandbox/zygote.py: phases, module_groups, slot_schedule,
+rootfs.renew_scratch); a worker holds its own module's references alone."""
 
 from __future__ import annotations
 
-from grader.sandbox.zygote import module_groups, phases
+from grader.sandbox.zygote import module_groups, phases, slot_schedule
 from project_tests.adversarial.grader_runs import require_isolation
 from project_tests.helpers import exercise, grade_cli, make_submission, solution_sources
 
@@ -61,6 +62,18 @@ def test_one_worker_at_a_time_runs_a_phase_in_one_box_and_several_split_it():
     assert stems(module_groups(first, 8)) == [[stem] for stem in stems([first])[0]]
 
 
+def test_a_slot_runs_group_i_of_every_phase_in_one_box():
+    ch03 = [stems(slot) for slot in slot_schedule(plan(CH03, workers=2))]
+    assert ch03 == [[["simple_attention", "self_attention_v2"], ["weight_transfer"]],
+                    [["self_attention_v1", "causal"], ["mha"]]]
+    d2l = [stems(slot) for slot in slot_schedule(plan(D2L, workers=2))]
+    assert d2l == [[["masked_softmax"], ["scoring"], ["multihead"]],
+                   [["positional_encoding"], [], ["seq2seq_attention"]]]  # nothing in a phase: it waits
+    assert [stems(slot) for slot in slot_schedule(plan(CH03, workers=1))] == [
+        [["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["weight_transfer", "mha"]]]
+    assert slot_schedule({"limits": {"workers": 2}, "modules": {}}) == []
+
+
 PROBING = '''
 import gc, os, types
 print("scratch:", sorted(os.listdir("/tmp")) + sorted(os.listdir("/dev/shm")))
@@ -78,7 +91,9 @@ for folder in ("/tmp", "/dev/shm"):
 def test_a_module_sees_neither_what_an_earlier_module_left_in_scratch_nor_its_own_reference(tmp_path):
     require_isolation()
     sources = solution_sources("ch03")
-    probing = ["causal", "self_attention_v1", "self_attention_v2", "simple_attention", "mha"]  # one group, then mha's
+    # One slot (--workers 1): one supervisor and one box for both phases; weight_transfer runs
+    # beside mha in the second, with references of its own (the two self-attention classes).
+    probing = ["causal", "self_attention_v1", "self_attention_v2", "simple_attention", "mha", "weight_transfer"]
     root = make_submission(tmp_path / "student", "ch03", {stem: PROBING + sources[stem] for stem in probing})
     proc, report = grade_cli(root, "ch03", "--workers", "1")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -87,4 +102,6 @@ def test_a_module_sees_neither_what_an_earlier_module_left_in_scratch_nor_its_ow
         output = exercise(report, stem)["output"]
         # The submission's own folder is bound again under a new /tmp when it lies there; nothing else is.
         assert "scratch:" in output and "left-by" not in output, (stem, output)
-        assert f"reference causal loaded: {stem == 'mha'}" in output, (stem, output)  # mha builds on it, by design
+        # mha builds on it, by design; no other worker holds it, not even one forked by the same
+        # supervisor in the same phase (weight_transfer) or in the phase before.
+        assert f"reference causal loaded: {stem == 'mha'}" in output, (stem, output)

@@ -26,6 +26,7 @@ a supervisor only attempts what is known to work.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pwd
@@ -78,13 +79,18 @@ class Box:
         """Capture anew: what the next module's workers print is that module's alone."""
         self.output = Capture(self.limits.get("output_chars", 2000))
 
-    def spawn(self, run, gate: int | None = None) -> Worker:
+    def spawn(self, run, gate: int | None = None, before=None, acknowledge: bool = False) -> Worker:
         """Fork a worker that confines itself, then calls ``run(channel)`` (a text file). With
         ``gate`` (a pipe's read end), the confined worker first waits for a byte on it (its stdin)
         and ends at once if the pipe closes without one: it is ready before its turn, and runs
-        student code only in it."""
+        student code only in it. ``before()`` runs in the worker before it is confined (trusted:
+        loading its references); if it raises, the worker says so on its channel and ends
+        (``"grader_error"``: its probes get no result). With ``acknowledge``, return only once the
+        worker has killed whatever earlier workers of the box left running (it does at once) and
+        ``before()`` is done."""
         read_end, write_end = os.pipe()
         output_read, output_write = os.pipe()
+        ack_read, ack_write = os.pipe() if acknowledge else (None, None)
         pid = os.fork()
         if pid == 0:  # the worker
             status = 0
@@ -95,6 +101,16 @@ class Box:
                 if self.init is not None:
                     _enter_worker_namespace()
                     rootfs.renew_scratch(self.sandbox_dir, scratch_mb=4 * self.limits["file_mb"])
+                if before is not None:
+                    try:
+                        before()
+                    except BaseException:  # noqa: BLE001 - the grader's failure, not the student's
+                        os.write(write_end, b'{"event": "grader_error"}\n')
+                        raise
+                if ack_write is not None:
+                    os.write(ack_write, b"k")
+                    os.close(ack_write)
+                    os.close(ack_read)
                 if self.guard is not None:  # before any descriptor is closed: the group's is inherited
                     pagecache.mark_mounts(self.guard)
                 redirect_output(output_write)
@@ -112,6 +128,11 @@ class Box:
                 os._exit(status)
         os.close(write_end)
         os.close(output_write)
+        if ack_read is not None:
+            os.close(ack_write)
+            with contextlib.suppress(OSError):
+                os.read(ack_read, 1)  # b"k"; b"" if it died first (killed: then so is all it was to kill)
+            os.close(ack_read)
         return Worker(pid, read_end, output_read, self.output)
 
     def sweep(self) -> None:

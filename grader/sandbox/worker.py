@@ -8,6 +8,7 @@ of the plan. The zygote times each line and ``wire.decode`` validates what it ca
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import importlib.util
 import os
 import sys
@@ -56,6 +57,31 @@ BUILTIN_PROBES = {"call": probing.call_function}
 def load_reference(stem: str, path: str) -> None:
     """Load a reference module under its own stem, so that student code building on it uses it."""
     spec = importlib.util.spec_from_file_location(stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[stem] = module
+    spec.loader.exec_module(module)
+
+
+class _Source(importlib.abc.Loader):
+    """Executes a module's source read already (from a descriptor: the file may not be visible)."""
+
+    def __init__(self, source: bytes):
+        self.source = source
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module) -> None:
+        exec(compile(self.source, module.__spec__.origin, "exec"), module.__dict__)  # noqa: S102 - a reference module
+
+
+def load_reference_from(stem: str, path: str, fd: int) -> None:
+    """:func:`load_reference`, the file read from ``fd`` (opened before the box hid ``path``)."""
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    spec = importlib.util.spec_from_file_location(stem, path, loader=_Source(b"".join(chunks)))
     module = importlib.util.module_from_spec(spec)
     sys.modules[stem] = module
     spec.loader.exec_module(module)

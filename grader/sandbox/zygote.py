@@ -7,9 +7,10 @@ backward), so it holds no secret, no expected value and no report path: a worker
 inherits nothing worth stealing. Each connection on SOCKET carries the plans of one
 submission (its graded run, then its diagnosis's re-run), one at a time; a forked handler waits for its turn (the workers of one plan at a time: :func:`turn`),
 then runs that plan's modules in phases (:func:`phases`), ``workers`` at a time, and streams
-one JSON line per probe back. Each group of modules has a supervisor process that loads their
-probes and references, builds a ``confine.Box`` (namespaces, when :func:`confine.probe` found
-them working at start) and runs the modules' workers in it.
+one JSON line per probe back. Each of a plan's slots (at most ``workers``) has a supervisor
+process that loads its modules' probes, builds one ``confine.Box`` (namespaces, when
+:func:`confine.probe` found them working at start) and runs its modules' workers in it, a group
+per phase (:func:`slot_schedule`); each worker loads the reference modules its module builds on.
 """
 
 from __future__ import annotations
@@ -115,26 +116,25 @@ def handle(conn: socket.socket) -> None:
 
 
 def run_plan(plan: dict, stream) -> None:
-    """Run one plan: get its supervisors ready, wait for the sandbox's turn, run every module,
-    stream results, then say ``done``.
+    """Run one plan: get its slots ready, wait for the sandbox's turn, run every phase, stream
+    results, then say ``done``.
 
-    Each supervisor loads its probes and references and builds its box (namespaces, root, init)
-    while the plan still waits for its turn, so that the turn is spent running workers; no worker
-    starts before the turn is this plan's (:func:`start_group`)."""
+    Each slot's supervisor loads its probes and builds its box while the plan still waits for its
+    turn, so that the turn is spent running workers; no worker starts before the turn is this
+    plan's (:func:`start_slot`)."""
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
-    ready = [[start_group(plan, group) for group in module_groups(phase, plan["limits"]["workers"])]
-             for phase in phases(plan)]
-    ended: list[int] = []
+    schedule = slot_schedule(plan)
+    slots = [start_slot(plan, groups) for groups in schedule]
     with turn(lambda: emit({"event": "waiting"})):
         if GUARDED:  # whatever the plans before evicted of the files workers opened
             pagecache.settle()
         if GUARDED and not PINNED:  # ... and of the files every worker inherits mapped
             pagecache.resident_mappings()
-        for phase in ready:  # a phase's workers hold the same references; phases run one after the other
-            ended += run_phase(phase, stream)
+        for _ in range(len(schedule[0]) if schedule else 0):  # phases run one after the other
+            run_phase(slots, stream)
     emit({"event": "done"})
-    for pid in ended:  # every box is closed: only the supervisors' own teardown is left
-        os.waitpid(pid, 0)
+    for slot in slots:  # every box is closed: only the supervisors' own teardown is left
+        os.waitpid(slot.pid, 0)
 
 
 TURN = "turn.lock"  # in the zygote's private folder (its working directory): held by the plan whose workers run
@@ -161,10 +161,33 @@ def turn(waiting):
         os.close(fd)  # releases the lock: every box of the plan is closed (its PID namespace killed)
 
 
-def start_group(plan: dict, group: list[tuple[str, dict]]) -> tuple[int, int, object]:
-    """Fork the supervisor of ``group``: it loads the probes and references and builds its box at
-    once, then waits for a byte on its go pipe before it starts any worker (none if the pipe closes
-    first). Return its pid, the go pipe's write end and the pipe its events come on."""
+PHASE_END = b'{"event": "phase_end"}\n'  # a slot's last line of a phase (not relayed)
+
+
+class Slot:
+    """The handler's side of one slot's supervisor (:func:`start_slot`)."""
+
+    def __init__(self, pid: int, go: int, events: int):
+        self.pid = pid
+        self.go = go  # write end: one byte per phase lets the supervisor run that phase
+        self.events = events  # read end: the supervisor's events, one JSON line each
+        self.buffer = b""
+        self.alive = True
+
+
+def slot_schedule(plan: dict) -> list[list[list[tuple[str, dict]]]]:
+    """The plan's modules by slot, then by phase: slot ``i`` runs group ``i`` of every phase's
+    :func:`module_groups` (an empty list where a phase has fewer groups). One supervisor and one
+    box serve a slot across every phase, instead of one per group and phase."""
+    by_phase = [module_groups(phase, plan["limits"]["workers"]) for phase in phases(plan)]
+    count = max((len(groups) for groups in by_phase), default=0)
+    return [[groups[i] if i < len(groups) else [] for groups in by_phase] for i in range(count)]
+
+
+def start_slot(plan: dict, groups: list[list[tuple[str, dict]]]) -> Slot:
+    """Fork the supervisor of one slot (:func:`supervise_slot`): it loads its probes and builds its
+    box at once, then runs one phase's group for each byte on its go pipe (none, and nothing more,
+    once the pipe closes)."""
     read_end, write_end = os.pipe()
     go_read, go_write = os.pipe()
     pid = os.fork()
@@ -173,40 +196,53 @@ def start_group(plan: dict, group: list[tuple[str, dict]]) -> tuple[int, int, ob
             os.close(read_end)
             os.close(go_write)
             linux.die_with_parent()
-            with os.fdopen(write_end, "w") as out:
-                for event in supervise_group(plan, group, lambda: os.read(go_read, 1) == b"g"):
-                    out.write(json.dumps(event) + "\n")
+            with os.fdopen(write_end, "wb") as out:
+                for event in supervise_slot(plan, groups, lambda: os.read(go_read, 1) == b"g"):
+                    out.write(PHASE_END if event is PHASE_END else json.dumps(event).encode() + b"\n")
+                    if event is PHASE_END:
+                        out.flush()
         finally:
             os._exit(0)
     os.close(write_end)
     os.close(go_read)
-    return pid, go_write, os.fdopen(read_end, "r")
+    return Slot(pid, go_write, read_end)
 
 
-def run_phase(groups: list[tuple[int, int, object]], stream) -> list[int]:
-    """Let one phase's supervisors (:func:`start_group`) start their workers, side by side, and
-    relay each supervisor's events as it ends. A supervisor's pipe ends once its box is closed
-    (everything left in its PID namespace killed), before the process itself has ended: return the
-    pids to reap, so that its teardown overlaps the next phase instead of delaying it."""
-    running: dict[int, object] = {}
-    for pid, go, pipe in groups:
-        with contextlib.suppress(OSError):  # a supervisor that failed before: its probes get no result
-            os.write(go, b"g")
-        os.close(go)
-        running[pid] = pipe
-    ended = []
-    while running:  # relay one finished supervisor at a time, in whatever order they finish
-        ready, _, _ = select.select(list(running.values()), [], [])
-        for pid, pipe in list(running.items()):
-            if pipe in ready:
-                for line in pipe:
-                    stream.write(line.encode())
-                stream.flush()
-                pipe.close()
-                ended.append(pid)
-                del running[pid]
-                break
-    return ended
+def run_phase(slots: list[Slot], stream) -> None:
+    """Let every slot run its group of the next phase, side by side, and relay their events as
+    they come, until each has said the phase is over: its workers have ended and nothing they
+    left runs any more (:func:`supervise_slot`), so that no worker of the next phase runs beside
+    anything of this one. A slot whose pipe ends (its last phase is over, or it failed) is done."""
+    waiting = {}
+    for slot in slots:
+        if not slot.alive:
+            continue
+        try:
+            os.write(slot.go, b"g")
+        except OSError:  # its supervisor ended (it failed before: its probes get no result)
+            slot.alive = False
+            os.close(slot.go)
+            os.close(slot.events)
+            continue
+        waiting[slot.events] = slot
+    while waiting:
+        ready, _, _ = select.select(list(waiting), [], [])
+        for fd in ready:
+            slot = waiting[fd]
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                slot.alive = False
+                os.close(slot.go)
+                os.close(fd)
+                del waiting[fd]
+                continue
+            *lines, slot.buffer = (slot.buffer + chunk).split(b"\n")
+            for line in lines:
+                if line + b"\n" == PHASE_END:
+                    del waiting[fd]
+                else:
+                    stream.write(line + b"\n")
+        stream.flush()
 
 
 def phases(plan: dict) -> list[list[tuple[str, dict]]]:
@@ -230,47 +266,80 @@ def phases(plan: dict) -> list[list[tuple[str, dict]]]:
 
 
 def module_groups(phase: list[tuple[str, dict]], workers: int) -> list[list[tuple[str, dict]]]:
-    """A phase's modules in at most ``workers`` groups, each run in turn by one supervisor in one Box
-    (the namespaces and root are built once per group, not once per module). No module of a phase
-    is the reference of another (that one's phase would be later), so any grouping keeps a module
-    away from its own reference: the supervisor, which loads the group's references, never holds it.
-    A worker forked from it holds the references of its whole group, which lie within its phase."""
+    """A phase's modules in at most ``workers`` groups, each run in turn in one slot's Box (the
+    namespaces and root are built once per slot, not once per module, :func:`slot_schedule`). No
+    supervisor loads a reference: a worker loads its own module's alone (:func:`load_references`)."""
     count = max(1, min(workers, len(phase)))
     return [phase[start::count] for start in range(count)]
 
 
-def supervise_group(plan: dict, group: list[tuple[str, dict]], go=lambda: True):
-    """Load every module's probes and references, build one Box and fork the first module's first
-    worker, which confines itself and waits; once ``go()`` says so (the plan's turn has come), let
-    it run and run the modules in turn; yield events."""
-    prepared = [(stem, spec, *prepare(stem, spec)) for stem, spec in group]  # before the box: our files are readable only here
+def supervise_slot(plan: dict, groups: list[list[tuple[str, dict]]], go=lambda: True):
+    """Load every module's probes and build one box for the slot; fork the first worker, which
+    confines itself and waits; then, each time ``go()`` says so, run the next phase's group (the
+    modules in turn) and yield :data:`PHASE_END` once nothing of that phase runs any more.
+
+    A reference module is never loaded here: each worker loads the ones its module builds on from
+    descriptors opened now (before the box hides them, :func:`prepare`), so a worker of an earlier
+    phase holds none of a later phase's references. Nothing a worker leaves behind outlives the
+    phase: the next worker of the box, forked at the phase's end, kills it before the supervisor
+    yields :data:`PHASE_END` (``Box.spawn(acknowledge=True)``), or the box is closed when the slot
+    has nothing more to run."""
+    prepared = {stem: prepare(stem, spec) for group in groups for stem, spec in group}  # before the box
     box = confine.Box(plan["limits"], plan["sandbox_dir"], ISOLATION)
-    first = None
+    closed = False
+
+    def first_worker(phase: int, acknowledge: bool):
+        """The first worker of ``groups[phase]``, forked and waiting (None: the box is closed)."""
+        stem, spec = groups[phase][0]
+        if not spec["probes"]:
+            return None
+        probes_module, references = prepared[stem]
+        box.new_output()
+        gate, release = os.pipe()
+        proc = box.spawn(lambda channel: run_worker(plan, stem, probes_module, 0, channel), gate=gate,
+                         before=lambda: load_references(spec, references), acknowledge=acknowledge)
+        os.close(gate)
+        return proc, release
+
     try:
-        if prepared and prepared[0][1]["probes"]:
-            stem, spec, probes_module, references = prepared[0]
-            box.new_output()
-            gate, release = os.pipe()
-            first = (box.spawn(lambda channel: run_worker(plan, stem, probes_module, references, 0, channel), gate=gate),
-                     release)
-            os.close(gate)
-        if not go():
-            return
-        for index, (stem, spec, probes_module, references) in enumerate(prepared):
-            ready = first if index == 0 else None
-            yield from supervise(plan, stem, spec, box, probes_module, references, ready)
+        later = [k for k, group in enumerate(groups) if group]
+        ready = first_worker(later[0], acknowledge=False) if later else None
+        for phase, group in enumerate(groups):
+            if not go():
+                return
+            for index, (stem, spec) in enumerate(group):
+                probes_module, references = prepared[stem]
+                yield from supervise(plan, stem, spec, box, probes_module, references, ready if index == 0 else None)
+                ready = None
+            following = [k for k in later if k > phase]
+            if not following:
+                box.close()
+                closed = True
+            elif ready is None:  # this phase ran here: the next worker kills what it left first
+                ready = first_worker(following[0], acknowledge=True)
+            yield PHASE_END
     finally:
-        box.close()
+        if ready is not None:
+            os.close(ready[1])
+        if not closed:
+            box.close()
 
 
-def run_worker(plan: dict, stem: str, probes_module, references: dict, base: int, channel) -> None:
-    """In a worker: the references its module builds on, under their stems; then its probes from ``base`` on."""
-    sys.modules.update(references)
+def run_worker(plan: dict, stem: str, probes_module, base: int, channel) -> None:
+    """In a worker: ``stem``'s probes from ``base`` on (its references are loaded, :func:`load_references`)."""
     worker.run(channel, stem, plan["sandbox_dir"], probes_module, plan["modules"][stem]["probes"][base:],
                steps=plan.get("steps", True))
 
 
-def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict, ready=None):
+def load_references(spec: dict, references: dict[str, int]) -> None:
+    """In a new worker, before it is confined: the reference modules its module builds on, read
+    from the descriptors :func:`prepare` opened, under their stems (in order: a later one may
+    import an earlier one)."""
+    for dependency, path in spec.get("uses", {}).items():
+        worker.load_reference_from(dependency, path, references[dependency])
+
+
+def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict[str, int], ready=None):
     """Run ``stem``'s probes in workers in ``box``, restarting after a hang or crash; yield events.
     ``ready``: its first worker, already forked and waiting (and its output captured anew), with
     the pipe that lets it run."""
@@ -294,9 +363,12 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
             os.write(release, b"g")
             os.close(release)
         else:
-            proc = box.spawn(lambda channel, base=base: run_worker(plan, stem, probes_module, references, base, channel))
+            proc = box.spawn(lambda channel, base=base: run_worker(plan, stem, probes_module, base, channel),
+                             before=lambda: load_references(spec, references))
         for event in watch(proc, limits, budget_end, len(probes) - base):
-            if event["outcome"] == "module_error":
+            if event["outcome"] == "abandoned":
+                next_probe = len(probes)
+            elif event["outcome"] == "module_error":
                 for probe in probes[base:]:
                     yield {"module": stem, "id": probe["id"], **event}
                 next_probe = len(probes)
@@ -317,14 +389,12 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
 
 
 def prepare(stem: str, spec: dict):
-    """Load the reference modules ``stem`` builds on, and its probes (trusted code): return
-    the probes and the references, which are taken out of ``sys.modules`` again (a worker of
-    another module of the group must import its own)."""
-    uses = spec.get("uses", {})
-    for dependency, path in uses.items():
-        worker.load_reference(dependency, path)
-    probes = worker.load_probes(stem, spec["probes_file"])
-    return probes, {dependency: sys.modules.pop(dependency) for dependency in uses}
+    """Load ``stem``'s probes (trusted code, no expected value in them) and open, without reading
+    them, the reference modules it builds on: return the probes and a descriptor per reference,
+    which only a worker of ``stem`` reads (:func:`load_references`; every worker closes the
+    descriptors it inherits before student code runs, ``capture.keep_only_channel``)."""
+    references = {dependency: os.open(path, os.O_RDONLY | os.O_CLOEXEC) for dependency, path in spec.get("uses", {}).items()}
+    return worker.load_probes(stem, spec["probes_file"]), references
 
 
 def watch(proc, limits: dict, budget_end: float, count: int):
@@ -374,6 +444,9 @@ def watch(proc, limits: dict, budget_end: float, count: int):
                    "error": {"message": "your code interfered with the grader's channel", "type": "Crash"}}
             return
         if index < 0:
+            if kind == "grader_error":  # its references did not load (Box.spawn): no result, as a failed supervisor
+                yield {"outcome": "abandoned"}
+                return
             if kind == "import_error":
                 yield {"outcome": "module_error", "error": event.get("error")}
                 return
