@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.diagnose import parse_failure
-from grader.diagnosis.origin import made_at, shape_origin, statement_at, value_origin
+from grader.diagnosis.origin import made_at, shape_origin, source_tree, statement_at, value_origin
 from grader.sandbox import probing, trace
 
 REFERENCE = """import torch
@@ -303,3 +303,15 @@ def test_a_boolean_mask_is_known_inverted_only_in_its_own_shape():
     # mask transposed, and a float mask of ones is no boolean.
     assert not values.holds(kept.T, layout=True) and not values.only_inverted(kept.T)
     assert not values.matching(kept.float())
+
+
+def test_a_file_is_parsed_once_per_text_and_anew_when_it_changes(tmp_path):
+    path = tmp_path / "causal.py"
+    path.write_text("x = 1\ny = 2\n")
+    lines, tree = source_tree(path)
+    assert lines == ("x = 1", "y = 2") and source_tree(path)[1] is tree  # the same text: parsed once
+    path.write_text("x = 3\ny = 4\n")  # the same size, within the same tick of the file's clock
+    assert statement_at(path, 2) == "y = 4" and source_tree(path)[1] is not tree
+    path.write_text("def broken(:\n")
+    assert source_tree(path) == (None, None) and statement_at(path, 1) == ""
+    assert source_tree(tmp_path / "missing.py") == (None, None)

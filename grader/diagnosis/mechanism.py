@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from grader.diagnosis.origin import statement_at
+from grader.diagnosis.origin import source_tree, statement_at
 
 # The methods Python or nn.Module call by name on a class of the student's: a method defined under a
 # near name is never called.
@@ -30,10 +30,7 @@ CALLED_BY_NAME = ("__init__", "forward", "__call__", "extra_repr")
 
 
 def _tree(path: Path):
-    try:
-        return ast.parse(path.read_text(errors="replace"))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    return source_tree(path)[1]
 
 
 def enclosing_function(path: Path, line: int) -> str:

@@ -20,6 +20,7 @@ a line belongs to, read from the text of the taken file with :mod:`ast` (never r
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -568,11 +569,21 @@ def first_unknown_shape(steps: dict, reference_steps: list, given: tuple = ()) -
 
 
 # -- the lines that make what a line uses ----------------------------------------------------------------
-def _tree(path: Path):
+def source_tree(path: Path) -> tuple[tuple[str, ...] | None, ast.Module | None]:
+    """The lines and the syntax tree of ``path`` (None where it cannot be read or parsed); each
+    text is parsed once: a diagnosis asks for the same few files hundreds of times (the trees are
+    shared: read them, never change them)."""
     try:
-        text = path.read_text(errors="replace")
-        return text.splitlines(), ast.parse(text)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return _parsed_text(path.read_text(errors="replace"))
+    except OSError:
+        return None, None
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_text(text: str):
+    try:
+        return tuple(text.splitlines()), ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
 
 
@@ -581,7 +592,7 @@ TRANSPOSING = frozenset({"T", "mT", "H", "mH"})  # read as attributes: the trace
 
 def _statement_node(path: Path, line: int):
     """The smallest simple statement of ``path`` holding ``line`` (None if there is none)."""
-    _, tree = _tree(path)
+    _, tree = source_tree(path)
     best = None
     for node in ast.walk(tree) if tree is not None else ():
         if (isinstance(node, ast.stmt) and not hasattr(node, "body") and node.lineno <= line <= (node.end_lineno or node.lineno)
@@ -609,7 +620,7 @@ def transposed_at(path: Path, line: int) -> tuple[str, bool]:
 def statement_at(path: Path, line: int) -> str:
     """The simple statement of ``path`` that holds ``line``, on one line (a call written over three
     lines is shown whole); the line alone when it is not inside one (at most 200 characters)."""
-    lines, tree = _tree(path)
+    lines, tree = source_tree(path)
     if not lines or not 0 < line <= len(lines):
         return ""
     best = None
@@ -623,7 +634,7 @@ def statement_at(path: Path, line: int) -> str:
     return statement(lines, best.lineno, best.end_lineno)
 
 
-def statement(lines: list[str], first: int, last: int) -> str:
+def statement(lines, first: int, last: int) -> str:
     """The text of a statement over lines ``first`` to ``last``, on one line (at most 200 characters)."""
     return " ".join(line.strip() for line in lines[first - 1:last])[:200]
 
@@ -654,7 +665,7 @@ def made_at(path: Path, line: int, code: str, computed: set, same_method: bool =
     in forward); and each local name last assigned before ``line`` in the same function, by an
     expression that can only be a number, on a line where no tensor was computed (``computed``:
     the lines of the student's steps)."""
-    lines, tree = _tree(path)
+    lines, tree = source_tree(path)
     if tree is None:
         return {}
     names, plain = _names_on(code)
