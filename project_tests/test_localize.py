@@ -128,6 +128,30 @@ def test_catalog_differences_tolerate_the_last_bit_but_not_a_value():
     assert list(catalog_differences({"results": {}}, committed)) == ["catalog['results']: keys ['k']"]
 
 
+def test_same_tensor_says_what_comparing_every_value_says():
+    """The first values are compared alone first (no tensor op): every answer is still the one
+    comparing all values, masked scores, infinities and nan included, gives."""
+
+    def every_value(a, b):
+        a, b = a.double(), b.double()
+        a = torch.where(a <= catalog.MASKED, torch.full_like(a, -torch.inf), a)
+        b = torch.where(b <= catalog.MASKED, torch.full_like(b, -torch.inf), b)
+        return bool(torch.isclose(a, b, atol=catalog.ATOL, rtol=0, equal_nan=True).all())
+
+    x = torch.rand(2, 3, generator=torch.Generator().manual_seed(5))
+    firsts = [0.0, 5e-5, 2e-4, -1e4, -1e9, -torch.inf, torch.inf, torch.nan]
+    pairs = []
+    for first in firsts:
+        for other in firsts:
+            a, b = x.clone(), x.clone()
+            a[0, 0], b[0, 0] = first, other
+            pairs += [(a, b), (a, b + 1e-3), (a, b.half().float())]
+    pairs += [(torch.empty(0, 3), torch.empty(0, 3)), (x, x.double()), (x.half(), x)]
+    for a, b in pairs:
+        assert catalog.same_tensor(a, b) == every_value(a, b), (a, b)
+    assert catalog.same_tensor(x, x + 5e-5) and not catalog.same_tensor(x, x + 2e-4)
+
+
 @pytest.mark.end_to_end
 @pytest.mark.parametrize("assignment", assignments())
 def test_the_public_catalogs_are_up_to_date(assignment):
