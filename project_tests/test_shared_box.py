@@ -105,3 +105,37 @@ def test_a_module_sees_neither_what_an_earlier_module_left_in_scratch_nor_its_ow
         # mha builds on it, by design; no other worker holds it, not even one forked by the same
         # supervisor in the same phase (weight_transfer) or in the phase before.
         assert f"reference causal loaded: {stem == 'mha'}" in output, (stem, output)
+
+
+LEAVER = '''
+import os, time
+if os.fork() == 0:  # a process left behind, out of the worker's group and session
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(120)
+    os._exit(0)
+'''
+LISTER = '''
+import os, time
+end = time.monotonic() + 5  # a process killed a moment ago may still be ending
+while True:
+    others = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid()))
+    if not others or time.monotonic() > end:
+        break
+    time.sleep(0.01)
+print("others:", others)
+'''
+
+
+def test_what_a_phase_left_is_gone_before_the_next_phase_runs_in_its_slot(tmp_path):
+    """causal (the first phase) leaves a process in its slot's box; when mha (the next phase, the
+    same slot) runs, its PID namespace holds nothing but its init and itself."""
+    require_isolation()
+    sources = solution_sources("ch03")
+    for workers in ("1", "2"):
+        root = make_submission(tmp_path / f"student{workers}", "ch03",
+                               {"causal": LEAVER + sources["causal"], "mha": LISTER + sources["mha"]})
+        proc, report = grade_cli(root, "ch03", "--workers", workers)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert report["score"] == report["max_score"]
+        assert "others: []" in exercise(report, "mha")["output"], (workers, exercise(report, "mha")["output"])

@@ -142,6 +142,9 @@ def run_plan(plan: dict, stream) -> None:
             run_phase(slots, stream)
     emit({"event": "done"})
     for slot in slots:  # every box is closed: only the supervisors' own teardown is left
+        if slot.alive:
+            os.close(slot.go)
+            os.close(slot.events)
         os.waitpid(slot.pid, 0)
 
 
@@ -297,9 +300,12 @@ def supervise_slot(plan: dict, groups: list[list[tuple[str, dict]]], go=lambda: 
     closed = False
 
     def first_worker(phase: int, acknowledge: bool):
-        """The first worker of ``groups[phase]``, forked and waiting (None: the box is closed)."""
+        """The first worker of ``groups[phase]``, forked and waiting (None if its module has no probe:
+        then, with ``acknowledge``, a worker that only clears the box has come and gone)."""
         stem, spec = groups[phase][0]
         if not spec["probes"]:
+            if acknowledge:
+                box.spawn(lambda channel: None, acknowledge=True).finish()
             return None
         probes_module, references = prepared[stem]
         box.new_output()
@@ -309,6 +315,7 @@ def supervise_slot(plan: dict, groups: list[list[tuple[str, dict]]], go=lambda: 
         os.close(gate)
         return proc, release
 
+    ready = None
     try:
         later = [k for k, group in enumerate(groups) if group]
         ready = first_worker(later[0], acknowledge=False) if later else None
@@ -320,7 +327,7 @@ def supervise_slot(plan: dict, groups: list[list[tuple[str, dict]]], go=lambda: 
                 yield from supervise(plan, stem, spec, box, probes_module, references, ready if index == 0 else None)
                 ready = None
             following = [k for k in later if k > phase]
-            if not following:
+            if not following and not closed:
                 box.close()
                 closed = True
             elif ready is None:  # this phase ran here: the next worker kills what it left first
