@@ -5,9 +5,11 @@ rootfs.renew_scratch); a worker holds its own module's references alone."""
 
 from __future__ import annotations
 
+import subprocess
+
 from grader.sandbox.zygote import module_groups, phases, slot_schedule
 from project_tests.adversarial.grader_runs import require_isolation
-from project_tests.helpers import exercise, grade_cli, make_submission, solution_sources
+from project_tests.helpers import PYTHON, ROOT, exercise, grade_cli, make_submission, solution_sources
 
 
 def plan(modules: dict[str, list[str]], workers: int, phased: bool = True) -> dict:
@@ -75,10 +77,11 @@ def test_a_slot_runs_group_i_of_every_phase_in_one_box():
 
 
 PROBING = '''
-import gc, os, types
+import gc, os, sys, types
 print("scratch:", sorted(os.listdir("/tmp")) + sorted(os.listdir("/dev/shm")))
 print("reference causal loaded:", any(isinstance(m, types.ModuleType) and m.__name__ == "causal"
                                       and getattr(m, "__file__", None) != __file__ for m in gc.get_objects()))
+print("reference source kept:", bool(getattr(getattr(sys.modules.get("causal"), "__loader__", None), "source", b"")))
 for folder in ("/tmp", "/dev/shm"):
     try:
         with open(os.path.join(folder, f"left-by-{__name__}"), "w") as handle:
@@ -105,6 +108,7 @@ def test_a_module_sees_neither_what_an_earlier_module_left_in_scratch_nor_its_ow
         # mha builds on it, by design; no other worker holds it, not even one forked by the same
         # supervisor in the same phase (weight_transfer) or in the phase before.
         assert f"reference causal loaded: {stem == 'mha'}" in output, (stem, output)
+        assert "reference source kept: False" in output, (stem, output)  # its code, not its text to print
 
 
 LEAVER = '''
@@ -139,3 +143,26 @@ def test_what_a_phase_left_is_gone_before_the_next_phase_runs_in_its_slot(tmp_pa
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert report["score"] == report["max_score"]
         assert "others: []" in exercise(report, "mha")["output"], (workers, exercise(report, "mha")["output"])
+
+
+SPAWNING = '''
+import os, sys
+from grader.sandbox import confine
+box = confine.Box({"file_mb": 1, "output_chars": 100}, sys.argv[1], "no namespaces: a test")
+try:
+    box.spawn(lambda channel: None, before=lambda: os._exit(0), acknowledge=True)
+except OSError as exc:
+    print("raised:", exc)
+worker = box.spawn(lambda channel: None, before=lambda: 1 / 0)
+print("said:", os.read(worker.channel, 100))
+worker.finish()
+'''
+
+
+def test_a_worker_that_ends_before_clearing_its_box_is_an_error_and_a_failed_load_is_the_grader_s(tmp_path):
+    """A slot's phase ends only once its next worker acknowledges it killed what the phase left:
+    a worker that ends first makes the slot close its box instead (supervise_slot). A worker whose
+    references do not load says so on its channel: its probes get no result, as a failed supervisor's."""
+    proc = subprocess.run([PYTHON, "-c", SPAWNING, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "raised: a worker ended before it had cleared the box" in proc.stdout, proc.stdout + proc.stderr
+    assert "said: b'{\"event\": \"grader_error\"}\\n'" in proc.stdout, proc.stdout + proc.stderr

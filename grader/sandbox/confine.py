@@ -26,7 +26,6 @@ a supervisor only attempts what is known to work.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import pwd
@@ -87,7 +86,7 @@ class Box:
         loading its references); if it raises, the worker says so on its channel and ends
         (``"grader_error"``: its probes get no result). With ``acknowledge``, return only once the
         worker has killed whatever earlier workers of the box left running (it does at once) and
-        ``before()`` is done."""
+        ``before()`` is done; raise ``OSError`` if it ended first (the caller then closes the box)."""
         read_end, write_end = os.pipe()
         output_read, output_write = os.pipe()
         ack_read, ack_write = os.pipe() if acknowledge else (None, None)
@@ -128,12 +127,18 @@ class Box:
                 os._exit(status)
         os.close(write_end)
         os.close(output_write)
+        worker = Worker(pid, read_end, output_read, self.output)
         if ack_read is not None:
             os.close(ack_write)
-            with contextlib.suppress(OSError):
-                os.read(ack_read, 1)  # b"k"; b"" if it died first (killed: then so is all it was to kill)
+            try:
+                acknowledged = os.read(ack_read, 1) == b"k"
+            except OSError:
+                acknowledged = False
             os.close(ack_read)
-        return Worker(pid, read_end, output_read, self.output)
+            if not acknowledged:  # killed first (by something left in the box?): what it was to kill may live
+                worker.finish()
+                raise OSError("a worker ended before it had cleared the box")
+        return worker
 
     def sweep(self) -> None:
         """Without a PID namespace: kill what finished workers left behind (now our children)."""

@@ -72,7 +72,8 @@ class _Source(importlib.abc.Loader):
         return None
 
     def exec_module(self, module) -> None:
-        exec(compile(self.source, module.__spec__.origin, "exec"), module.__dict__)  # noqa: S102 - a reference module
+        source, self.source = self.source, b""  # not kept beside the module (its __loader__) for student code to print
+        exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)  # noqa: S102 - a reference module
 
 
 def load_reference_from(stem: str, path: str, fd: int) -> None:
