@@ -146,23 +146,24 @@ def test_what_a_phase_left_is_gone_before_the_next_phase_runs_in_its_slot(tmp_pa
 
 
 SPAWNING = '''
-import os, sys
+import os, signal, sys
 from grader.sandbox import confine
+confine.PREPARING = 2.0
 box = confine.Box({"file_mb": 1, "output_chars": 100}, sys.argv[1], "no namespaces: a test")
-try:
-    box.spawn(lambda channel: None, before=lambda: os._exit(0), acknowledge=True)
-except OSError as exc:
-    print("raised:", exc)
-worker = box.spawn(lambda channel: None, before=lambda: 1 / 0)
-print("said:", os.read(worker.channel, 100))
-worker.finish()
+for name, before in (("ends", lambda: os._exit(0)), ("stops", lambda: os.kill(os.getpid(), signal.SIGSTOP)),
+                     ("raises", lambda: 1 / 0), ("loads", lambda: None)):
+    worker = box.spawn(lambda channel: None, before=before)
+    print(name, worker.prepared, worker.channel is None, worker.status is not None)
+    worker.finish()
 '''
 
 
-def test_a_worker_that_ends_before_clearing_its_box_is_an_error_and_a_failed_load_is_the_grader_s(tmp_path):
-    """A slot's phase ends only once its next worker acknowledges it killed what the phase left:
-    a worker that ends first makes the slot close its box instead (supervise_slot). A worker whose
-    references do not load says so on its channel: its probes get no result, as a failed supervisor's."""
+def test_a_worker_lost_before_it_cleared_its_box_is_said_and_killed_and_a_failed_load_is_the_grader_s(tmp_path):
+    """A new worker first kills what earlier workers of its box left, then loads its references,
+    and says so before it is confined (Box.spawn): one that ends or is stopped first (by something
+    left there) is "lost" and killed, and a slot whose phase it was to clear closes its box instead
+    (supervise_slot); one whose references do not load is "unloaded": its probes get no result, as
+    a failed supervisor's did."""
     proc = subprocess.run([PYTHON, "-c", SPAWNING, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert "raised: a worker ended before it had cleared the box" in proc.stdout, proc.stdout + proc.stderr
-    assert "said: b'{\"event\": \"grader_error\"}\\n'" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == ["ends lost True True", "stops lost True True", "raises unloaded True True",
+                                        "loads ok False False"], proc.stdout + proc.stderr

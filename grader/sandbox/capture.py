@@ -49,10 +49,11 @@ class Worker:
 
     def __init__(self, pid: int, channel: int, output: int, capture: Capture):
         self.pid = pid
-        self.channel = channel  # read end of the worker's result pipe
+        self.channel: int | None = channel  # read end of the worker's result pipe (None once finished)
         self.output: int | None = output  # read end of its stdout/stderr pipe, until end of file
         self.capture = capture
         self.status: int | None = None
+        self.prepared = "ok"  # how its preparation went (Box.spawn): "ok", "unloaded" or "lost"
         fcntl.fcntl(output, fcntl.F_SETFL, fcntl.fcntl(output, fcntl.F_GETFL) | os.O_NONBLOCK)
 
     def drain(self) -> None:
@@ -102,14 +103,19 @@ class Worker:
         return f"the process running your code exited early with status {code} (sys.exit or os._exit?)"
 
     def finish(self) -> None:
-        """Kill the worker and its process group; keep the output it left in the pipe."""
-        try:
-            os.killpg(self.pid, signal.SIGKILL)  # it leads its own session
-        except (ProcessLookupError, PermissionError):
-            pass
+        """Kill the worker and its process group; keep the output it left in the pipe (once: a
+        second call does nothing)."""
+        if self.channel is None:
+            return
+        for kill in (os.killpg, os.kill):  # it leads its own session; or, stopped before it could, itself
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         self._reap(wait=5.0)
         self.drain()
         os.close(self.channel)
+        self.channel = None
         if self.output is not None:  # a leftover of the worker may still hold it open
             os.close(self.output)
             self.output = None

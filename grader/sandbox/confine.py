@@ -26,10 +26,12 @@ a supervisor only attempts what is known to work.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pwd
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -42,6 +44,7 @@ from grader.sandbox.capture import Capture, Worker, keep_only_channel, redirect_
 from grader.settings import PROJECT_ROOT
 
 NAMESPACES = "namespaces"  # Box.mode when fully isolated
+PREPARING = 10.0  # seconds a new worker has to clear its box and load its references (trusted work: milliseconds)
 
 
 class Box:
@@ -78,38 +81,41 @@ class Box:
         """Capture anew: what the next module's workers print is that module's alone."""
         self.output = Capture(self.limits.get("output_chars", 2000))
 
-    def spawn(self, run, gate: int | None = None, before=None, acknowledge: bool = False) -> Worker:
+    def spawn(self, run, gate: int | None = None, before=None) -> Worker:
         """Fork a worker that confines itself, then calls ``run(channel)`` (a text file). With
         ``gate`` (a pipe's read end), the confined worker first waits for a byte on it (its stdin)
         and ends at once if the pipe closes without one: it is ready before its turn, and runs
         student code only in it. ``before()`` runs in the worker before it is confined (trusted:
-        loading its references); if it raises, the worker says so on its channel and ends
-        (``"grader_error"``: its probes get no result). With ``acknowledge``, return only once the
-        worker has killed whatever earlier workers of the box left running (it does at once) and
-        ``before()`` is done; raise ``OSError`` if it ended first (the caller then closes the box)."""
+        loading its references).
+
+        Return once the worker has killed whatever earlier workers of the box left running (it
+        does at once, in its PID namespace) and ``before()`` is done, with ``Worker.prepared``
+        saying how that went: ``"ok"``; ``"unloaded"`` (``before()`` raised: the grader's failure,
+        the worker ends); ``"lost"`` (it ended, or was stopped, before saying so, within
+        :data:`PREPARING` seconds: killed or stopped by something left in the box, and what it
+        was to kill may live on; it is killed)."""
         read_end, write_end = os.pipe()
         output_read, output_write = os.pipe()
-        ack_read, ack_write = os.pipe() if acknowledge else (None, None)
+        said_read, said_write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the worker
             status = 0
             try:
                 os.close(read_end)
                 os.close(output_read)
+                os.close(said_read)
                 os.setsid()
                 if self.init is not None:
                     _enter_worker_namespace()
                     rootfs.renew_scratch(self.sandbox_dir, scratch_mb=4 * self.limits["file_mb"])
-                if before is not None:
-                    try:
+                try:
+                    if before is not None:
                         before()
-                    except BaseException:  # noqa: BLE001 - the grader's failure, not the student's
-                        os.write(write_end, b'{"event": "grader_error"}\n')
-                        raise
-                if ack_write is not None:
-                    os.write(ack_write, b"k")
-                    os.close(ack_write)
-                    os.close(ack_read)
+                except BaseException:  # noqa: BLE001 - the grader's failure, not the student's
+                    os.write(said_write, b"e")
+                    raise
+                os.write(said_write, b"k")
+                os.close(said_write)
                 if self.guard is not None:  # before any descriptor is closed: the group's is inherited
                     pagecache.mark_mounts(self.guard)
                 redirect_output(output_write)
@@ -127,19 +133,17 @@ class Box:
                 os._exit(status)
         os.close(write_end)
         os.close(output_write)
+        os.close(said_write)
         worker = Worker(pid, read_end, output_read, self.output)
-        if ack_read is not None:
-            os.close(ack_write)
-            try:
-                acknowledged = os.read(ack_read, 1) == b"k"
-            except OSError:
-                acknowledged = False
-            os.close(ack_read)
-            if not acknowledged:  # killed first (by something left in the box?): what it was to kill may live
-                worker.finish()
-                raise OSError("a worker ended before it had cleared the box")
+        said = b""
+        if select.select([said_read], [], [], PREPARING)[0]:  # what it said, or its end (end of file)
+            with contextlib.suppress(OSError):
+                said = os.read(said_read, 1)
+        os.close(said_read)
+        worker.prepared = {b"k": "ok", b"e": "unloaded"}.get(said, "lost")
+        if worker.prepared != "ok":
+            worker.finish()
         return worker
-
     def sweep(self) -> None:
         """Without a PID namespace: kill what finished workers left behind (now our children)."""
         if self.init is not None:

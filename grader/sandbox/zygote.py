@@ -292,46 +292,63 @@ def supervise_slot(plan: dict, groups: list[list[tuple[str, dict]]], go=lambda: 
     A reference module is never loaded here: each worker loads the ones its module builds on from
     descriptors opened now (before the box hides them, :func:`prepare`), so a worker of an earlier
     phase holds none of a later phase's references. Nothing a worker leaves behind outlives the
-    phase: the next worker of the box, forked at the phase's end, kills it before the supervisor
-    yields :data:`PHASE_END` (``Box.spawn(acknowledge=True)``), or the box is closed when the slot
-    has nothing more to run."""
-    prepared = {stem: prepare(stem, spec) for group in groups for stem, spec in group}  # before the box
+    phase: the next worker of the box, forked at the phase's end, has killed it when ``Box.spawn``
+    returns, before the supervisor yields :data:`PHASE_END`; if that worker was lost first (killed
+    or stopped by what was left), or the slot has nothing more to run, the box is closed instead.
+    A module that cannot be prepared (the grader's failure) gets no result, as its supervisor's
+    failure gave before; the slot's other modules run."""
+    prepared = {}
+    for group in groups:
+        for stem, spec in group:
+            try:
+                prepared[stem] = prepare(stem, spec)  # before the box: the files are readable only now
+            except Exception:  # noqa: BLE001 - the grader's failure: this module's probes get no result
+                prepared[stem] = None
     box = confine.Box(plan["limits"], plan["sandbox_dir"], ISOLATION)
     closed = False
 
-    def first_worker(phase: int, acknowledge: bool):
-        """The first worker of ``groups[phase]``, forked and waiting (None if its module has no probe:
-        then, with ``acknowledge``, a worker that only clears the box has come and gone)."""
+    def first_worker(phase: int, clearing: bool):
+        """The first worker of ``groups[phase]``, forked and waiting; None if its module has nothing
+        to run (then, when ``clearing``, a worker that only clears the box has come and gone).
+        ``clearing``: raise OSError if the worker was lost before it had cleared the box."""
         stem, spec = groups[phase][0]
-        if not spec["probes"]:
-            if acknowledge:
-                box.spawn(lambda channel: None, acknowledge=True).finish()
+        if not spec["probes"] or prepared[stem] is None:
+            proc = box.spawn(lambda channel: None) if clearing else None
+            if proc is not None:
+                proc.finish()
+                if proc.prepared == "lost":
+                    raise OSError("a worker was lost before it had cleared the box")
             return None
         probes_module, references = prepared[stem]
         box.new_output()
         gate, release = os.pipe()
         proc = box.spawn(lambda channel: run_worker(plan, stem, probes_module, 0, channel), gate=gate,
-                         before=lambda: load_references(spec, references), acknowledge=acknowledge)
+                         before=lambda: load_references(spec, references))
         os.close(gate)
+        if clearing and proc.prepared == "lost":
+            os.close(release)
+            raise OSError("a worker was lost before it had cleared the box")
         return proc, release
 
     ready = None
     try:
         later = [k for k, group in enumerate(groups) if group]
-        ready = first_worker(later[0], acknowledge=False) if later else None
+        ready = first_worker(later[0], clearing=False) if later else None
         for phase, group in enumerate(groups):
             if not go():
                 return
             for index, (stem, spec) in enumerate(group):
-                probes_module, references = prepared[stem]
-                yield from supervise(plan, stem, spec, box, probes_module, references, ready if index == 0 else None)
+                if prepared[stem] is not None:
+                    probes_module, references = prepared[stem]
+                    yield from supervise(plan, stem, spec, box, probes_module, references, ready if index == 0 else None)
                 ready = None
             following = [k for k in later if k > phase]
-            if not following and not closed:
-                box.close()
-                closed = True
+            if not following:
+                if not closed:
+                    box.close()
+                    closed = True
             elif ready is None:  # this phase ran here: the next worker kills what it left first
-                ready = first_worker(following[0], acknowledge=True)
+                ready = first_worker(following[0], clearing=True)
             yield PHASE_END
     finally:
         if ready is not None:
@@ -352,6 +369,10 @@ def load_references(spec: dict, references: dict[str, int]) -> None:
     import an earlier one)."""
     for dependency, path in spec.get("uses", {}).items():
         worker.load_reference_from(dependency, path, references[dependency])
+
+
+LOST = {"type": "Crash", "message": "the process that was to run your code was stopped or killed before it could "
+                                  "start (by a process your code left running?)"}
 
 
 def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module, references: dict[str, int], ready=None):
@@ -375,15 +396,21 @@ def supervise(plan: dict, stem: str, spec: dict, box: confine.Box, probes_module
         if ready is not None:
             proc, release = ready
             ready = None
-            os.write(release, b"g")
+            if proc.prepared == "ok":
+                os.write(release, b"g")
             os.close(release)
         else:
             proc = box.spawn(lambda channel, base=base: run_worker(plan, stem, probes_module, base, channel),
                              before=lambda: load_references(spec, references))
+        if proc.prepared != "ok":  # ended already (Box.spawn)
+            if proc.prepared == "lost":
+                for probe in probes[base:]:
+                    yield {"module": stem, "id": probe["id"], "outcome": "module_error", "error": LOST}
+            next_probe = len(probes)  # "unloaded": its references did not load, the grader's failure: no result
+            box.sweep()
+            break
         for event in watch(proc, limits, budget_end, len(probes) - base):
-            if event["outcome"] == "abandoned":
-                next_probe = len(probes)
-            elif event["outcome"] == "module_error":
+            if event["outcome"] == "module_error":
                 for probe in probes[base:]:
                     yield {"module": stem, "id": probe["id"], **event}
                 next_probe = len(probes)
@@ -459,9 +486,6 @@ def watch(proc, limits: dict, budget_end: float, count: int):
                    "error": {"message": "your code interfered with the grader's channel", "type": "Crash"}}
             return
         if index < 0:
-            if kind == "grader_error":  # its references did not load (Box.spawn): no result, as a failed supervisor
-                yield {"outcome": "abandoned"}
-                return
             if kind == "import_error":
                 yield {"outcome": "module_error", "error": event.get("error")}
                 return

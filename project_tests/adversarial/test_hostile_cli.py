@@ -234,6 +234,27 @@ def test_without_root_user_namespaces_isolate_as_well(stage):
     assert changes(before, snapshot(stage, {"submission": sub})) == []
 
 
+STOPPER = at_import(DAEMON + '''
+def _stop_everyone():  # every process of its PID namespace it may signal: as this user, every new worker
+    while True:
+        _try(os.kill, -1, signal.SIGSTOP)
+_daemon(_stop_everyone)
+''')
+
+
+def test_without_root_a_process_left_to_stop_every_new_worker_cannot_hang_the_grading(stage):
+    """Without root, a new worker has the user of what an earlier one left behind until it has
+    killed it: stopped first, it is "lost" (Box.spawn waits confine.PREPARING seconds, then kills
+    it), its module gets an error, and a slot that needed it to end a phase closes its box, so
+    the grading ends (it hung, before). One slot (--workers 1): every module shares the box."""
+    sub = write_submission(stage.base / "s", stage, None, target=STOPPER)
+    run, report = grade(stage, sub, stage.base / "out" / "report.json", "--workers", "1", runner=run_unprivileged,
+                        user_namespaces=True, timeout=300)
+    assert_sound(report)
+    assert exercise(report, TARGET)["score"] == 0
+    assert wait_until_gone(stage) == []
+
+
 # In the fallback the student's code runs as the grader's own user: it could write what that
 # user may write (see docs/threat-model.md), so only attacks that must still fail are tried.
 FALLBACK_ATTACK = at_import(DAEMON + '''
