@@ -5,6 +5,7 @@ rootfs.renew_scratch); a worker holds its own module's references alone."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 from grader.sandbox.zygote import module_groups, phases, slot_schedule
@@ -167,3 +168,109 @@ def test_a_worker_lost_before_it_cleared_its_box_is_said_and_killed_and_a_failed
     proc = subprocess.run([PYTHON, "-c", SPAWNING, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.stdout.splitlines() == ["ends lost True True", "stops lost True True", "raises unloaded True True",
                                         "loads ok False False"], proc.stdout + proc.stderr
+
+
+def test_a_slot_says_a_phase_is_over_only_after_the_next_worker_cleared_its_box(monkeypatch):
+    """The order inside a slot (zygote.supervise_slot), with the box and the workers faked: the
+    worker forked for the next phase has cleared the box before the phase is said to be over; a
+    module without probes gets a worker that only clears it; a worker lost there closes the box,
+    and the phase is never said to be over."""
+    import pytest
+
+    from grader.sandbox import zygote
+
+    log: list[str] = []
+    lose: set[str] = set()
+
+    class FakeWorker:
+        def __init__(self, name: str):
+            self.name, self.prepared = name, "lost" if name in lose else "ok"
+
+        def finish(self):
+            log.append(f"finish {self.name}")
+
+    class FakeBox:
+        def __init__(self, *args):
+            log.append("box")
+
+        def new_output(self):
+            pass
+
+        def spawn(self, run, gate=None, before=None):
+            names = [c.cell_contents for c in run.__closure__ or () if isinstance(c.cell_contents, str)]
+            log.append(f"spawn {names[0] if names else 'clearing'}")  # a module's worker closes over its stem
+            return FakeWorker(names[0] if names else "clearing")
+
+        def close(self):
+            log.append("close")
+
+    def supervise(plan, stem, spec, box, probes_module, references, ready=None):
+        if ready is not None:
+            os.close(ready[1])
+        log.append(f"run {stem}")
+        yield {"module": stem}
+
+    monkeypatch.setattr(zygote.confine, "Box", FakeBox)
+    monkeypatch.setattr(zygote, "prepare", lambda stem, spec: (None, {}))
+    monkeypatch.setattr(zygote, "supervise", supervise)
+    module = lambda stem, probes=1: (stem, {"probes": [{}] * probes, "uses": {}})  # noqa: E731
+    groups = [[module("a"), module("b")], [module("c", probes=0)], [], [module("d")]]
+    for event in zygote.supervise_slot({"limits": {}, "sandbox_dir": "/x"}, groups):
+        if event is zygote.PHASE_END:
+            log.append("over")
+    assert log == ["box", "spawn a", "run a", "run b", "spawn clearing", "finish clearing", "over",
+                   "run c", "spawn d", "over", "over", "run d", "close", "over"]
+    log.clear()
+    lose.add("d")
+    with pytest.raises(OSError):
+        for event in zygote.supervise_slot({"limits": {}, "sandbox_dir": "/x"}, groups):
+            if event is zygote.PHASE_END:
+                log.append("over")
+    assert log == ["box", "spawn a", "run a", "run b", "spawn clearing", "finish clearing", "over",
+                   "run c", "spawn d", "close"]
+
+
+def test_a_worker_stopped_before_it_led_its_own_group_is_killed_all_the_same():
+    """Worker.finish kills the worker's group, and the worker itself: one stopped before setsid
+    (by something left in its box) has no group of its own yet."""
+    import signal
+
+    from grader.sandbox.capture import Capture, Worker
+
+    channel, channel_write = os.pipe()
+    output, output_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.kill(os.getpid(), signal.SIGSTOP)
+        os._exit(0)
+    os.close(channel_write)
+    os.close(output_write)
+    _, status = os.waitpid(pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status)
+    worker = Worker(pid, channel, output, Capture(100))
+    try:
+        worker.finish()
+        assert worker.status is not None and os.WIFSIGNALED(worker.status) and os.WTERMSIG(worker.status) == signal.SIGKILL
+        worker.finish()  # once: a second call closes nothing again
+    finally:
+        if worker.status is None:  # not reaped: the pid is still the child's
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def test_a_reference_is_compiled_as_its_file_says(tmp_path):
+    """Not under the worker module's own ``from __future__ import annotations``."""
+    import sys
+
+    from grader.sandbox import worker
+
+    path = tmp_path / "annotated.py"
+    path.write_text("def f(a: int) -> int:\n    return a\n")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        worker.load_reference_from("annotated_reference", str(path), fd)
+        assert sys.modules["annotated_reference"].f.__annotations__ == {"a": int, "return": int}
+        assert sys.modules["annotated_reference"].__file__ == str(path)
+    finally:
+        os.close(fd)
+        sys.modules.pop("annotated_reference", None)

@@ -107,8 +107,8 @@ class Worker:
         second call does nothing)."""
         if self.channel is None:
             return
-        for kill in (os.killpg, os.kill):  # it leads its own session; or, stopped before it could, itself
-            try:
+        for kill in (os.killpg, os.kill) if self.status is None else ():  # not reaped yet: the pid is still its
+            try:  # its group (it leads its own session); or, stopped before it could, itself
                 kill(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass

@@ -73,7 +73,8 @@ class _Source(importlib.abc.Loader):
 
     def exec_module(self, module) -> None:
         source, self.source = self.source, b""  # not kept beside the module (its __loader__) for student code to print
-        exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)  # noqa: S102 - a reference module
+        # dont_inherit: compiled as the file itself says (not under this module's __future__ imports)
+        exec(compile(source, module.__spec__.origin, "exec", dont_inherit=True), module.__dict__)  # noqa: S102
 
 
 def load_reference_from(stem: str, path: str, fd: int) -> None:

@@ -337,11 +337,13 @@ def supervise_slot(plan: dict, groups: list[list[tuple[str, dict]]], go=lambda: 
         for phase, group in enumerate(groups):
             if not go():
                 return
-            for index, (stem, spec) in enumerate(group):
+            for stem, spec in group:
+                first, ready = ready, None  # supervise closes its release pipe: never this function again
                 if prepared[stem] is not None:
                     probes_module, references = prepared[stem]
-                    yield from supervise(plan, stem, spec, box, probes_module, references, ready if index == 0 else None)
-                ready = None
+                    yield from supervise(plan, stem, spec, box, probes_module, references, first)
+                elif first is not None:
+                    os.close(first[1])
             following = [k for k in later if k > phase]
             if not following:
                 if not closed:
