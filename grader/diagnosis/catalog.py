@@ -88,7 +88,7 @@ def same_tensor(a: torch.Tensor, b: torch.Tensor, atol: float = ATOL) -> bool:
         return torch.equal(a, b)
     if a.dtype == b.dtype and torch.equal(a, b):  # exactly equal (the common case): one cheap op
         return True
-    if a.numel() and not _close(float(a.reshape(-1)[0]), float(b.reshape(-1)[0]), atol):
+    if a.numel() and not _close(float(a.detach().reshape(-1)[0]), float(b.detach().reshape(-1)[0]), atol):
         return False  # the first values differ already (most comparisons with the catalog's mistakes): no tensor op
     a, b = a.detach().double(), b.detach().double()
     a = torch.where(a <= MASKED, torch.full_like(a, -torch.inf), a)

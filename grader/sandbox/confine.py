@@ -1,8 +1,8 @@
 """Confine student code: the Box policy (namespaces, limits, no privileges, captured output).
 
 Runs in the zygote (trusted); the raw system calls are in :mod:`grader.sandbox.linux`. One
-:class:`Box` per exercise module, made in the module's supervisor process, holds the
-namespaces every worker of that module runs in:
+:class:`Box` per slot of a plan (its modules, phase after phase: :func:`grader.sandbox.zygote.slot_schedule`),
+made in the slot's supervisor process, holds the namespaces every worker of those modules runs in:
 
 * a new **PID namespace** whose init is a tiny ``sleep`` (so workers keep ordinary signal
   semantics); killing it at the end makes the kernel kill every process left in it, however
