@@ -107,8 +107,10 @@ class Worker:
         second call does nothing)."""
         if self.channel is None:
             return
-        for kill in (os.killpg, os.kill) if self.status is None else ():  # not reaped yet: the pid is still its
-            try:  # its group (it leads its own session); or, stopped before it could, itself
+        # Its group (it leads its own session) and itself (stopped before it could lead one); only
+        # while it is not reaped, so that the pid is still its.
+        for kill in (os.killpg, os.kill) if self.status is None else ():
+            try:
                 kill(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass

@@ -56,10 +56,11 @@ BUILTIN_PROBES = {"call": probing.call_function}
 
 def load_reference(stem: str, path: str) -> None:
     """Load a reference module under its own stem, so that student code building on it uses it."""
-    spec = importlib.util.spec_from_file_location(stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[stem] = module
-    spec.loader.exec_module(module)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        load_reference_from(stem, path, fd)
+    finally:
+        os.close(fd)
 
 
 class _Source(importlib.abc.Loader):

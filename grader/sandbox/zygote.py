@@ -82,7 +82,7 @@ def serve(path: str, many: bool = False) -> None:
     # host took back). A batch's first plan is the environment's check (environment.verify_sandbox):
     # its handler is forked at once, and the collapse runs while the batch, answered, collects its
     # suite; every later handler is forked after it.
-    collapse = threading.Thread(target=hugepages.collapse, name="collapse", daemon=True) if many else None
+    collapse_pending = many
     # Handlers are reaped as they end (not left to the kernel), so that their CPU time, and
     # their supervisors' and workers', counts in the grading run's own (benchmark_batch's CPU column).
     signal.signal(signal.SIGCHLD, reap_handlers)
@@ -100,10 +100,9 @@ def serve(path: str, many: bool = False) -> None:
             finally:
                 os._exit(0)
         conn.close()
-        if collapse is not None:  # no fork while it runs
-            collapse.start()
-            collapse.join()
-            collapse = None
+        if collapse_pending:  # after the first handler is forked, before any other
+            hugepages.collapse()
+            collapse_pending = False
 
 
 def reap_handlers(*_) -> None:
