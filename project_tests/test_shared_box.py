@@ -122,7 +122,7 @@ if os.fork() == 0:  # a process left behind, out of the worker's group and sessi
 '''
 LISTER = '''
 import os, time
-end = time.monotonic() + 5  # a process killed a moment ago may still be ending
+end = time.monotonic() + 30  # a process killed a moment ago may still be ending (a busy machine: seconds)
 while True:
     others = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid()))
     if not others or time.monotonic() > end:
@@ -149,7 +149,7 @@ def test_what_a_phase_left_is_gone_before_the_next_phase_runs_in_its_slot(tmp_pa
 SPAWNING = '''
 import os, signal, sys
 from grader.sandbox import confine
-confine.PREPARING = 2.0
+confine.PREPARING = 5.0
 box = confine.Box({"file_mb": 1, "output_chars": 100}, sys.argv[1], "no namespaces: a test")
 for name, before in (("ends", lambda: os._exit(0)), ("stops", lambda: os.kill(os.getpid(), signal.SIGSTOP)),
                      ("raises", lambda: 1 / 0), ("loads", lambda: None)):
