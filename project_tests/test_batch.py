@@ -346,3 +346,9 @@ def test_ctrl_c_says_in_one_line_how_to_resume(tmp_path):
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
     said = [line for line in stderr.splitlines() if line.startswith("interrupted:")]
     assert len(said) == 1 and "run the same command again" in said[0] and "of 3 students' grades are on disk" in said[0]
+    # Each grade on disk came with its feedback, written as the grade came in, not at the end.
+    graded = [marker.parent for marker in (out / f"{ASSIGNMENT}-reports").glob(f"*/{resume.GRADED}")]
+    assert graded
+    for folder in graded:
+        assert (folder / "FEEDBACK.md").read_text().startswith(f"# Feedback for {folder.name}\n")
+        assert "<html" in (folder / "FEEDBACK.html").read_text()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import os
 import statistics
+import threading
 import urllib.parse
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -160,14 +161,31 @@ def write_feedback(student: Student, reports_dir: Path) -> Path:
     return path
 
 
-def draw(stem: Path, rubric, students: list[Student], stats: list[ExerciseStats]) -> list[Path]:
-    """The two pictures (PNG) beside the page; none when matplotlib is missing."""
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend (no display), or None where matplotlib is missing."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         from matplotlib import pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def preload() -> threading.Thread:
+    """Import matplotlib in a thread of its own while the class is being graded, so the pictures at
+    the end do not wait for it (0.4 s measured, the longest part of what ``batch`` does after the
+    last grade). Call it only in a process that forks no more: a fork while the import holds its
+    locks would leave them held in the child."""
+    thread = threading.Thread(target=_pyplot, name="matplotlib import", daemon=True)
+    thread.start()
+    return thread
+
+
+def draw(stem: Path, rubric, students: list[Student], stats: list[ExerciseStats]) -> list[Path]:
+    """The two pictures (PNG) beside the page; none when matplotlib is missing."""
+    if (plt := _pyplot()) is None:
         return []
     graded = [s.report.score for s in students if not s.skipped]
     scores_png = stem.with_name(f"{stem.name}-scores.png")
@@ -205,11 +223,15 @@ def link(target: Path, base: Path) -> str:
     return urllib.parse.quote(os.path.relpath(target, base).replace(os.sep, "/"), safe="/")
 
 
-def write(csv_path: Path, reports_dir: Path, assignment: str, rubric, students: list[Student]) -> Pages:
-    """The feedback files, the pictures, the HTML page and its Markdown version (see the module docstring)."""
+def write(csv_path: Path, reports_dir: Path, assignment: str, rubric, students: list[Student],
+          written: dict[str, Path] | None = None) -> Pages:
+    """The feedback files, the pictures, the HTML page and its Markdown version (see the module docstring).
+    ``written``: the feedback files written already, by folder (``batch`` writes each as its grade
+    comes in); the others are written here."""
     base = csv_path.parent
     stem = csv_path.with_suffix("")
-    feedback = {s.folder: write_feedback(s, reports_dir) for s in students}
+    written = written or {}
+    feedback = {s.folder: written.get(s.folder) or write_feedback(s, reports_dir) for s in students}
     stats = exercise_stats(rubric, students)
     pictures = draw(stem, rubric, students, stats)
     ranked = mistakes(students)

@@ -192,6 +192,9 @@ def run(
     results |= skipped
     pending = [folder for folder in to_grade if folder.name not in results]
 
+    def student_of(name: str, report: Report) -> class_report.Student:
+        return class_report.Student(names[name], name, report, sources[name], name in skipped)
+
     def row_of(name: str, report: Report) -> dict[str, str]:  # made once per student: the file is rewritten from these
         return books.csv_row(assignment, exercises, names[name], report, duedate=due_text,
                              person=students.get(names[name]), source=sources[name])
@@ -201,11 +204,14 @@ def run(
     def write_rows() -> None:
         books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows, key=names.get)])
 
+    feedback: dict[str, Path] = {}  # the FEEDBACK.md written so far, by folder
+
     def record(name: str, report: Report) -> None:  # each student's grade on disk as soon as it is known
         write_json(report, reports_dir / name / "REPORT.json")
         results[name] = report
         rows[name] = row_of(name, report)
         write_rows()
+        feedback[name] = class_report.write_feedback(student_of(name, report), reports_dir)
         # Last: a report marked reusable is in the CSV already, whenever the run is killed.
         if not report.grader_errors and name in prints:  # a failed grading is tried again next time
             replace_atomically(reports_dir / name / GRADED, prints[name] + "\n")
@@ -242,7 +248,7 @@ def run(
             task = progress.add_task(f"grading {assignment}", total=len(folders), completed=len(results), last="")
             progress.refresh()
             graded = grade_many(pending, resolved, settings, jobs=jobs, known=known, extra_flags=extra_flags,
-                                ready=begin) if pending else []
+                                ready=begin, forked=class_report.preload) if pending else []
             for folder, report in graded:
                 record(folder.name, report)
                 last = escape(clean(f"{names[folder.name]}: {report.score:g}/{report.max_score:g}", 80))
@@ -263,8 +269,8 @@ def run(
                               not_graded={names[n] for n in skipped})
         where.append(f"the gradebook {gradebook / books.GRADEBOOK_FILE} ({len(ordered)} students"
                      + (f", due {due_text}" if due_text else "") + ")")
-    pages = class_report.write(csv_path, reports_dir, assignment, rubric,
-                               [class_report.Student(names[n], n, r, sources[n], n in skipped) for n, r in ordered])
+    pages = class_report.write(csv_path, reports_dir, assignment, rubric, [student_of(n, r) for n, r in ordered],
+                               written=feedback)
     flagged = sum(bool(r.flags) for n, r in ordered if n not in skipped)
     failed = sum(bool(r.grader_errors) for _, r in ordered)
     per = elapsed / len(pending) if pending else 0.0
