@@ -204,6 +204,50 @@ def test_a_module_built_uninitialized_keeps_its_shapes_draws_no_random_number_an
     assert nn.Linear.reset_parameters is initialize
 
 
+def test_fixed_parameters_are_the_same_values_in_order_and_tell_a_gpt2_configuration_from_its_near_misses(monkeypatch):
+    """Exercise 3.3's output check: the student's GPT-2-size module, its parameters set to fixed
+    values (no random weights drawn at every run), against the reference given the same."""
+    import sys
+
+    import torch
+
+    sys.path.insert(0, str(ROOT / "solutions" / "ch03"))
+    try:
+        import mha as reference
+    finally:
+        sys.path.pop(0)
+
+    def output(**changed):
+        config = {"d_in": 768, "d_out": 768, "context_length": 1024, "dropout": 0.0, "num_heads": 12, **changed}
+        with probing.linear_layers_uninitialized():
+            module = reference.MultiHeadAttention(**config).eval()
+        assert probing.set_fixed_parameters(module)
+        return module, module(torch.linspace(-1, 1, 3 * 768).view(1, 3, 768)).detach()
+
+    module, expected = output()
+    values, offset = probing.fixed_values(), 0
+    for parameter in module.parameters():  # the successive fixed values, in the order parameters() lists them
+        assert torch.equal(parameter.detach().flatten(), values[offset:offset + parameter.numel()])
+        offset += parameter.numel()
+    assert offset == 2_360_064 and probing.fixed_values() is values  # drawn once per process
+    monkeypatch.setattr(probing, "_fixed", None)  # as in a process that has not drawn them yet
+    torch.manual_seed(5)
+    before = torch.rand(3)
+    torch.manual_seed(5)
+    probing.set_fixed_parameters(module)
+    assert torch.equal(before, torch.rand(3))  # the global random stream is untouched
+    assert torch.equal(probing.fixed_values(), values)  # and drawn anew, the same
+    assert torch.allclose(output()[1], expected, atol=0, rtol=0)  # the same numbers at every run
+    # What the output tells apart, with the reference's number of parameters or a near one: other
+    # numbers of heads, biases on the queries, keys and values.
+    assert not torch.allclose(output(num_heads=6)[1], expected, atol=1e-4)
+    assert not torch.allclose(output(num_heads=24)[1], expected, atol=1e-4)
+    assert not torch.allclose(output(qkv_bias=True)[1], expected, atol=1e-4)
+    too_large = torch.nn.Linear(2048, 2048 + 1)  # 4,196,353 numbers: more than fixed_values() holds
+    weight = too_large.weight.detach().clone()
+    assert not probing.set_fixed_parameters(too_large) and torch.equal(too_large.weight.detach(), weight)
+
+
 def test_a_result_that_cannot_be_graded_is_named_part_by_part():
     import torch
 

@@ -56,8 +56,9 @@ def build(student, name: str, *args, seed: int | None = None, train: bool | None
     function returning one: ``kind="function"``), set to training or eval mode when ``train`` is given.
 
     ``initialize=False`` is for a probe that reads only the module's configuration (shapes,
-    counts, settings), never a value: its ``nn.Linear`` layers then keep their uninitialised
-    memory instead of drawing random weights (about 20 ms for a GPT-2-size attention module)."""
+    counts, settings), or that gives its parameters values itself (:func:`set_fixed_parameters`):
+    its ``nn.Linear`` layers then keep their uninitialised memory instead of drawing random
+    weights (about 20 ms for a GPT-2-size attention module)."""
     factory = part(student, name, kind)
     if seed is not None:
         seeding.seed(seed)
@@ -81,6 +82,35 @@ def linear_layers_uninitialized():
         yield
     finally:
         torch.nn.Linear.reset_parameters = original
+
+
+FIXED_VALUES = 1 << 22  # numbers in fixed_values(): more than a GPT-2-size attention module's 2,360,064 parameters
+_fixed: torch.Tensor | None = None
+
+
+def fixed_values() -> torch.Tensor:
+    """The same ``FIXED_VALUES`` numbers, uniform in [-0.05, 0.05), wherever they are asked for:
+    drawn once per process from a generator of their own (the global one is untouched), in the
+    sandbox's zygote before any worker is forked, so that a worker reads them without drawing,
+    copying or faulting in a page."""
+    global _fixed
+    if _fixed is None:
+        generator = torch.Generator().manual_seed(0)
+        _fixed = torch.empty(FIXED_VALUES).uniform_(-0.05, 0.05, generator=generator)
+    return _fixed
+
+
+def set_fixed_parameters(module: torch.nn.Module) -> bool:
+    """Give ``module``'s parameters, in the order ``parameters()`` lists them, the successive values
+    of :func:`fixed_values` (``torch.nn.utils.vector_to_parameters``: views, nothing copied), so that
+    its output says whether it is configured as the reference given the same; False (nothing set)
+    where it has more numbers than that. For a module too large to draw its weights at every run
+    (build it with ``initialize=False``)."""
+    parameters = list(call(module.parameters))
+    if sum(p.numel() for p in parameters) > FIXED_VALUES:
+        return False
+    torch.nn.utils.vector_to_parameters(fixed_values()[:sum(p.numel() for p in parameters)], parameters)
+    return True
 
 
 def seed(value: int) -> None:
