@@ -204,48 +204,91 @@ def test_a_module_built_uninitialized_keeps_its_shapes_draws_no_random_number_an
     assert nn.Linear.reset_parameters is initialize
 
 
-def test_fixed_parameters_are_the_same_values_in_order_and_tell_a_gpt2_configuration_from_its_near_misses(monkeypatch):
-    """Exercise 3.3's output check: the student's GPT-2-size module, its parameters set to fixed
-    values (no random weights drawn at every run), against the reference given the same."""
+def solutions_module(stem: str):
+    """A ch03 solution module, loaded under a name of its own; the solutions it imports (mha's
+    ``causal``) are taken out of ``sys.modules`` again."""
+    import importlib.util
     import sys
 
-    import torch
-
-    sys.path.insert(0, str(ROOT / "solutions" / "ch03"))
+    folder = ROOT / "solutions" / "ch03"
+    sys.path.insert(0, str(folder))
     try:
-        import mha as reference
+        spec = importlib.util.spec_from_file_location(f"_solution_{stem}", folder / f"{stem}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     finally:
-        sys.path.pop(0)
+        sys.path.remove(str(folder))
+        for name, loaded in list(sys.modules.items()):
+            if str(getattr(loaded, "__file__", "") or "").startswith(str(folder)):
+                del sys.modules[name]
+    return module
 
-    def output(**changed):
-        config = {"d_in": 768, "d_out": 768, "context_length": 1024, "dropout": 0.0, "num_heads": 12, **changed}
-        with probing.linear_layers_uninitialized():
-            module = reference.MultiHeadAttention(**config).eval()
-        assert probing.set_fixed_parameters(module)
-        return module, module(torch.linspace(-1, 1, 3 * 768).view(1, 3, 768)).detach()
 
-    module, expected = output()
-    values, offset = probing.fixed_values(), 0
-    for parameter in module.parameters():  # the successive fixed values, in the order parameters() lists them
-        assert torch.equal(parameter.detach().flatten(), values[offset:offset + parameter.numel()])
-        offset += parameter.numel()
-    assert offset == 2_360_064 and probing.fixed_values() is values  # drawn once per process
+def test_fixed_layers_take_the_same_numbers_in_the_order_they_are_built_and_tell_a_gpt2_configuration_from_near_misses(
+        monkeypatch):
+    """Exercise 3.3's output check: the student's GPT-2-size module built with its nn.Linear layers
+    given fixed numbers (no random weights drawn at every run), against the reference built so."""
+    import torch
+    from torch import nn
+
+    class Student:  # the reference's layers, and the same built in the same order but registered otherwise
+        @staticmethod
+        def gpt2(**changed):
+            return reference.MultiHeadAttention(**{**GPT2, **changed})
+
+        @staticmethod
+        def registered_otherwise():
+            class Attention(reference.MultiHeadAttention):
+                def __init__(self):  # the layers built in the book's order, registered in another
+                    nn.Module.__init__(self)
+                    layers = [nn.Linear(768, 768, bias=False) for _ in range(3)]
+                    out_proj = nn.Linear(768, 768)
+                    self.scale = nn.Parameter(torch.tensor(1.0), requires_grad=False)  # a frozen number first
+                    self.out_proj = out_proj
+                    self.W_query, self.W_key, self.W_value = layers
+                    self.d_out, self.num_heads, self.head_dim = 768, 12, 64
+                    self.dropout = nn.Dropout(0.0)
+                    self.register_buffer("mask", torch.triu(torch.ones(1024, 1024), diagonal=1))
+
+            return Attention()
+
+        @staticmethod
+        def huge():
+            return nn.Sequential(nn.Linear(2048, 2048), nn.Linear(4, 4))  # 4,196,352 numbers, then 20
+
+    reference = solutions_module("mha")
+    GPT2 = {"d_in": 768, "d_out": 768, "context_length": 1024, "dropout": 0.0, "num_heads": 12}
+    x = torch.linspace(-1, 1, 3 * 768).view(1, 3, 768)
+
+    def output(name="gpt2", **changed):
+        module = probing.build(Student, name, kind="function", train=False, fixed=True,
+                               kwargs=changed)
+        return module, module(x).detach()
+
     monkeypatch.setattr(probing, "_fixed", None)  # as in a process that has not drawn them yet
     torch.manual_seed(5)
     before = torch.rand(3)
     torch.manual_seed(5)
-    probing.set_fixed_parameters(module)
-    assert torch.equal(before, torch.rand(3))  # the global random stream is untouched
-    assert torch.equal(probing.fixed_values(), values)  # and drawn anew, the same
-    assert torch.allclose(output()[1], expected, atol=0, rtol=0)  # the same numbers at every run
+    module, expected = output()
+    assert torch.equal(before, torch.rand(3))  # drawn from a generator of their own: the global stream is untouched
+    values, offset = probing.fixed_values(), 0
+    for layer in (module.W_query, module.W_key, module.W_value, module.out_proj):  # in the order they are built
+        for parameter in (layer.weight, layer.bias) if layer.bias is not None else (layer.weight,):
+            assert torch.equal(parameter.detach().flatten(), values[offset:offset + parameter.numel()])
+            offset += parameter.numel()
+    assert offset == 2_360_064 and probing.fixed_values() is values  # drawn once per process
+    assert nn.Linear.reset_parameters is not None and torch.equal(output()[1], expected)  # the same at every build
+    assert torch.equal(output("registered_otherwise")[1], expected)  # registered in another order: the same
     # What the output tells apart, with the reference's number of parameters or a near one: other
     # numbers of heads, biases on the queries, keys and values.
     assert not torch.allclose(output(num_heads=6)[1], expected, atol=1e-4)
     assert not torch.allclose(output(num_heads=24)[1], expected, atol=1e-4)
     assert not torch.allclose(output(qkv_bias=True)[1], expected, atol=1e-4)
-    too_large = torch.nn.Linear(2048, 2048 + 1)  # 4,196,353 numbers: more than fixed_values() holds
-    weight = too_large.weight.detach().clone()
-    assert not probing.set_fixed_parameters(too_large) and torch.equal(too_large.weight.detach(), weight)
+    large, small = probing.build(Student, "huge", kind="function", fixed=True)  # more numbers than there are
+    assert torch.equal(large.weight.detach().flatten(), values[:2048 * 2048]) and not large.bias.detach().any()
+    assert not small.weight.detach().any()  # once they are used up, zeros: nothing left to chance
+    initialize = nn.Linear.reset_parameters
+    assert nn.Linear(2, 2).weight.detach().abs().sum() > 0 and nn.Linear.reset_parameters is initialize  # restored
 
 
 def test_a_result_that_cannot_be_graded_is_named_part_by_part():

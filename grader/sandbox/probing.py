@@ -50,19 +50,22 @@ def call(function, *args, **kwargs):
 
 
 def build(student, name: str, *args, seed: int | None = None, train: bool | None = None, kwargs: dict | None = None,
-          kind: str = "class", initialize: bool = True):
+          kind: str = "class", initialize: bool = True, fixed: bool = False):
     """``student.<name>(*args, **kwargs)`` built right after ``torch.manual_seed(seed)`` (if
     given), as the trusted tests build the reference: an ``nn.Module`` (``name`` is a class, or a
     function returning one: ``kind="function"``), set to training or eval mode when ``train`` is given.
 
     ``initialize=False`` is for a probe that reads only the module's configuration (shapes,
-    counts, settings), or that gives its parameters values itself (:func:`set_fixed_parameters`):
-    its ``nn.Linear`` layers then keep their uninitialised memory instead of drawing random
-    weights (about 20 ms for a GPT-2-size attention module)."""
+    counts, settings), never a value: its ``nn.Linear`` layers then keep their uninitialised
+    memory instead of drawing random weights (about 20 ms for a GPT-2-size attention module).
+    ``fixed=True`` is for one that reads values of a module too large to draw its weights at every
+    run: its ``nn.Linear`` layers take fixed numbers instead (:func:`linear_layers_fixed`); build the
+    reference the same way."""
     factory = part(student, name, kind)
     if seed is not None:
         seeding.seed(seed)
-    with contextlib.nullcontext() if initialize else linear_layers_uninitialized():
+    layers = linear_layers_fixed() if fixed else contextlib.nullcontext() if initialize else linear_layers_uninitialized()
+    with layers:
         module = call(factory, *args, **(kwargs or {}))
     if not isinstance(module, torch.nn.Module):
         if kind == "class":
@@ -100,17 +103,36 @@ def fixed_values() -> torch.Tensor:
     return _fixed
 
 
-def set_fixed_parameters(module: torch.nn.Module) -> bool:
-    """Give ``module``'s parameters, in the order ``parameters()`` lists them, the successive values
-    of :func:`fixed_values` (``torch.nn.utils.vector_to_parameters``: views, nothing copied), so that
-    its output says whether it is configured as the reference given the same; False (nothing set)
-    where it has more numbers than that. For a module too large to draw its weights at every run
-    (build it with ``initialize=False``)."""
-    parameters = list(call(module.parameters))
-    if sum(p.numel() for p in parameters) > FIXED_VALUES:
-        return False
-    torch.nn.utils.vector_to_parameters(fixed_values()[:sum(p.numel() for p in parameters)], parameters)
-    return True
+@contextlib.contextmanager
+def linear_layers_fixed():
+    """Within this block, each ``nn.Linear`` built takes its weight, then its bias, from the next
+    numbers of :func:`fixed_values` (views: nothing drawn or copied) where it would draw them at
+    random: in the order the layers are built, as a seeded random stream would be drawn, so a
+    module is given what the reference built the same way is given exactly when it builds the same
+    layers in the same order (whatever order it then registers them in). A parameter for which no
+    numbers are left is all zeros (a configuration that large is not the reference's, whose checks
+    say so; nothing is left to chance)."""
+    original = torch.nn.Linear.reset_parameters
+    values, taken = fixed_values(), 0
+
+    def take(layer) -> None:
+        nonlocal taken
+        for parameter in (layer.weight, layer.bias):
+            if parameter is None:
+                continue
+            count = parameter.numel()
+            if taken + count > FIXED_VALUES:
+                taken = FIXED_VALUES
+                torch.nn.init.zeros_(parameter)
+            else:
+                parameter.data = values[taken:taken + count].view_as(parameter)
+                taken += count
+
+    torch.nn.Linear.reset_parameters = take
+    try:
+        yield
+    finally:
+        torch.nn.Linear.reset_parameters = original
 
 
 def seed(value: int) -> None:

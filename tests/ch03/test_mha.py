@@ -14,7 +14,7 @@ from behaviour import (
     check_dropout, check_every_gradient, check_mask_buffer, check_no_future, check_shorter_sequence, dropout_eval,
     reference_gradients, tensor_in, weights_from_scores,
 )
-from grader.sandbox.probing import linear_layers_uninitialized, set_fixed_parameters
+from grader.sandbox.probing import linear_layers_fixed
 from grader.suite.comparisons import close, require
 from grader.suite.exact import check_head_arguments_not_swapped
 from textbook import (
@@ -45,14 +45,13 @@ def reference(seed, name, *args, **kwargs) -> nn.Module:
     return getattr(ref, name)(*args, **kwargs)
 
 
-# What Exercise 3.3's module holds, for the feedback, and its output with its parameters set to the
-# fixed values, as the probe sets the student's: built once, when the suite is collected (a batch's
-# grading processes share it).
+# What Exercise 3.3's module holds, for the feedback, and its output with its nn.Linear layers given
+# the fixed numbers, as the probe builds the student's: built once, when the suite is collected (a
+# batch's grading processes share it).
 X_3_3 = random_inputs(50, 1, 3, 768)
-with torch.random.fork_rng(devices=[]), linear_layers_uninitialized():
+with torch.random.fork_rng(devices=[]), linear_layers_fixed():
     _GPT2 = reference(28, MHA, 768, 768, 1024, 0.0, num_heads=12)
     EXERCISE_3_3_SHAPES = {name: list(p.shape) for name, p in _GPT2.named_parameters()}
-    assert set_fixed_parameters(_GPT2)
     EXERCISE_3_3_OUT = _GPT2.eval()(X_3_3).detach()
     del _GPT2
 
@@ -277,4 +276,5 @@ def test_exercise_3_3_gpt2_size(probed):
             what=what, hint="GPT-2 small has a context length of 1024 tokens.")
     require(probed["dropout"] == 0.0, f"dropout is {probed['dropout']}, expected 0.0", what=what)
     close(probed.get("out"), EXERCISE_3_3_OUT,
-          what=what + ": its output on a (1, 3, 768) batch, its parameters set to the same fixed values as the reference's")
+          what=what + ": its output on a (1, 3, 768) batch, its nn.Linear layers given the same fixed numbers as the "
+          "reference's, in the order they are built")

@@ -127,14 +127,12 @@ def exercise_3_2(student, seed, args, x):
 
 def exercise_3_3(student, seed, x):
     """exercise_3_3_gpt2_attention() built after seeding: its configuration, and its output on
-    ``x`` in eval mode with its parameters set to fixed values (``probing.set_fixed_parameters``:
-    the numbers that configuration gives, without drawing 2.4 million random weights at every run;
-    None where it holds more numbers than the fixed values)."""
-    module = probing.build(student, "exercise_3_3_gpt2_attention", seed=seed, train=False, kind="function",
-                           initialize=False)
+    ``x`` in eval mode with its nn.Linear layers given fixed numbers instead of random ones, in the
+    order they are built (``probing.build(fixed=True)``: the numbers that configuration gives,
+    without drawing 2.4 million random weights at every run)."""
+    module = probing.build(student, "exercise_3_3_gpt2_attention", seed=seed, train=False, kind="function", fixed=True)
     mask = dict(module.named_buffers()).get("mask")
     dropout = getattr(module, "dropout", None)
-    fixed = probing.set_fixed_parameters(module)
     return {
         "type": type(module).__name__,
         "parameters": sum(p.numel() for p in module.parameters() if p.requires_grad),
@@ -144,5 +142,5 @@ def exercise_3_3(student, seed, x):
         "dropout": float(dropout.p) if isinstance(dropout, nn.Dropout) else None,
         "head_dim": probing.int_or_none(getattr(module, "head_dim", None)),
         "d_out": probing.int_or_none(getattr(module, "d_out", None)),
-        "out": probing.output(module, x) if fixed else None,
+        "out": probing.output(module, x),
     }
