@@ -111,7 +111,9 @@ def linear_layers_fixed():
     module is given what the reference built the same way is given exactly when it builds the same
     layers in the same order (whatever order it then registers them in). A parameter for which no
     numbers are left is all zeros (a configuration that large is not the reference's, whose checks
-    say so; nothing is left to chance)."""
+    say so; nothing is left to chance). Being views, the parameters share the numbers: code that
+    writes into them in place changes them for every later build in the same process (in the
+    sandbox, the worker's own copy; in the trusted process, keep such code out of these builds)."""
     original = torch.nn.Linear.reset_parameters
     values, taken = fixed_values(), 0
 
