@@ -326,6 +326,32 @@ def test_a_class_of_symbolic_links_is_not_graded_silently(tmp_path):
     assert not (tmp_path / "g.csv").exists()
 
 
+def test_a_rerun_rewrites_the_reused_students_feedback_before_grading_anyone(tmp_path):
+    """A student whose grade is reused gets their feedback written as this run names them, before
+    the first new grade: a rerun stopped early leaves no feedback of an earlier run behind."""
+    klass, out = tmp_path / "class", tmp_path / "out"
+    make_submission(klass / "a", ASSIGNMENT)
+    command = [sys.executable, "-m", "grader", "batch", str(klass), "--assignment", ASSIGNMENT, "--csv",
+               str(out / "grades.csv"), "--jobs", "1", "--probe-timeout", "5"]
+    subprocess.run(command, cwd=ROOT, capture_output=True, timeout=300, check=True)
+    feedback = out / f"{ASSIGNMENT}-reports" / "a" / "FEEDBACK.md"
+    written = feedback.read_text()
+    feedback.write_text("an earlier run's feedback\n")
+    for name in ("b", "c"):
+        make_submission(klass / name, ASSIGNMENT)
+    batch = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        _wait_for(lambda: list((out / f"{ASSIGNMENT}-reports").glob(f"[bc]/{resume.GRADED}")), 300, "a new grade")
+        os.killpg(batch.pid, signal.SIGINT)
+        batch.communicate(timeout=120)
+    finally:
+        if batch.poll() is None:
+            os.killpg(batch.pid, signal.SIGKILL)
+    assert batch.returncode == 130
+    assert feedback.read_text() == written
+
+
 def test_ctrl_c_says_in_one_line_how_to_resume(tmp_path):
     """Ctrl-C (SIGINT to the whole foreground group, as a terminal sends it) once a grade is on disk."""
     klass, out = tmp_path / "class", tmp_path / "out"

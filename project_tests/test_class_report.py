@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.batch import class_report
 from project_tests.helpers import ROOT, make_submission, mutate, solution_sources
 
 ASSIGNMENT = "ch03"
@@ -158,3 +159,20 @@ def test_class_report_renders_in_chromium_with_its_pictures(klass):
     assert dom.count("<img ") == 2 and "onerror=alert" not in dom.replace("&lt;img src=x onerror=alert(1)&gt;", "")
     for name in ("alice", "bob"):
         assert f'href="{ASSIGNMENT}-reports/{SLUG}-{name}/FEEDBACK.html"' in dom
+
+
+def test_matplotlib_is_imported_beside_the_grading_and_a_thread_that_cannot_start_costs_nothing(monkeypatch):
+    """``batch``'s early import of matplotlib is only a speed-up: where no thread can be started the
+    batch goes on, and draws its pictures after importing it then."""
+    import sys
+    import threading
+
+    thread = class_report.preload()
+    thread.join(timeout=120)
+    assert not thread.is_alive() and "matplotlib.pyplot" in sys.modules
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    assert class_report.preload() is None

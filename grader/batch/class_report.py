@@ -173,13 +173,17 @@ def _pyplot():
     return plt
 
 
-def preload() -> threading.Thread:
+def preload() -> threading.Thread | None:
     """Import matplotlib in a thread of its own while the class is being graded, so the pictures at
     the end do not wait for it (0.4 s measured, the longest part of what ``batch`` does after the
     last grade). Call it only in a process that forks no more: a fork while the import holds its
-    locks would leave them held in the child."""
+    locks would leave them held in the child. Only a speed-up: where no thread can be started, None
+    (:func:`draw` imports it then)."""
     thread = threading.Thread(target=_pyplot, name="matplotlib import", daemon=True)
-    thread.start()
+    try:
+        thread.start()
+    except RuntimeError:  # "can't start new thread": out of threads or memory
+        return None
     return thread
 
 

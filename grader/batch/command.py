@@ -226,6 +226,8 @@ def run(
         reports_dir.mkdir(parents=True, exist_ok=True)
         for name, report in skipped.items():
             record(name, report)
+        for name in results.keys() - skipped.keys():  # reused from an earlier run: their feedback
+            feedback[name] = class_report.write_feedback(student_of(name, results[name]), reports_dir)  # as named now
         write_rows()
 
     def known(folder: Path) -> frozenset[str]:
