@@ -93,9 +93,9 @@ _fixed: torch.Tensor | None = None
 
 def fixed_values() -> torch.Tensor:
     """The same ``FIXED_VALUES`` numbers, uniform in [-0.05, 0.05), wherever they are asked for:
-    drawn once per process from a generator of their own (the global one is untouched), in the
-    sandbox's zygote before any worker is forked, so that a worker reads them without drawing,
-    copying or faulting in a page."""
+    drawn once per process from a generator of their own (the global one is untouched); in a
+    batch, by the sandbox's zygote before any worker is forked, so that a worker reads them without
+    drawing, copying or faulting in a page."""
     global _fixed
     if _fixed is None:
         generator = torch.Generator().manual_seed(0)

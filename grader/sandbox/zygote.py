@@ -59,7 +59,6 @@ def warm_up() -> None:
     steps = traced(lambda x: torch.softmax(block(x).view(1, 4, 2, 2).transpose(1, 2) / 2**0.5, dim=-1), torch.rand(1, 4, 3),
                    module=block)
     wire.dumps(worker.to_plain(steps))
-    probing.fixed_values()  # drawn once here, read by every worker that needs them
 
 
 def serve(path: str, many: bool = False) -> None:
@@ -75,6 +74,8 @@ def serve(path: str, many: bool = False) -> None:
     # Many plans (a batch: many students): the page cache must carry nothing from one to the next.
     GUARDED = many and ISOLATION.split("; ")[0] == confine.NAMESPACES and os.geteuid() == 0 and pagecache.start()
     warm_up()
+    if many:  # drawn once here for a batch's many workers that read them (a single grade draws them where used)
+        probing.fixed_values()
     gc.freeze()  # every handler, supervisor and worker is a fork of this: their collections leave these pages shared
     if GUARDED:
         PINNED = pagecache.pin_mappings()  # what every worker inherits mapped stays resident
