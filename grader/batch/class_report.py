@@ -227,15 +227,12 @@ def link(target: Path, base: Path) -> str:
     return urllib.parse.quote(os.path.relpath(target, base).replace(os.sep, "/"), safe="/")
 
 
-def write(csv_path: Path, reports_dir: Path, assignment: str, rubric, students: list[Student],
-          written: dict[str, Path] | None = None) -> Pages:
-    """The feedback files, the pictures, the HTML page and its Markdown version (see the module docstring).
-    ``written``: the feedback files written already, by folder (``batch`` writes each as its grade
-    comes in); the others are written here."""
+def write(csv_path: Path, assignment: str, rubric, students: list[Student], feedback: dict[str, Path]) -> Pages:
+    """The pictures, the HTML page and its Markdown version (see the module docstring), linking to
+    each student's feedback file in ``feedback`` (by folder: ``batch`` writes each with
+    :func:`write_feedback` as the student's grade is known)."""
     base = csv_path.parent
     stem = csv_path.with_suffix("")
-    written = written or {}
-    feedback = {s.folder: written.get(s.folder) or write_feedback(s, reports_dir) for s in students}
     stats = exercise_stats(rubric, students)
     pictures = draw(stem, rubric, students, stats)
     ranked = mistakes(students)

@@ -204,7 +204,7 @@ def run(
     def write_rows() -> None:
         books.write_csv(csv_path, exercises, [rows[n] for n in sorted(rows, key=names.get)])
 
-    feedback: dict[str, Path] = {}  # the FEEDBACK.md written so far, by folder
+    feedback: dict[str, Path] = {}  # each student's FEEDBACK.md, by folder: written once the grade is known
 
     def record(name: str, report: Report) -> None:  # each student's grade on disk as soon as it is known
         write_json(report, reports_dir / name / "REPORT.json")
@@ -271,8 +271,7 @@ def run(
                               not_graded={names[n] for n in skipped})
         where.append(f"the gradebook {gradebook / books.GRADEBOOK_FILE} ({len(ordered)} students"
                      + (f", due {due_text}" if due_text else "") + ")")
-    pages = class_report.write(csv_path, reports_dir, assignment, rubric, [student_of(n, r) for n, r in ordered],
-                               written=feedback)
+    pages = class_report.write(csv_path, assignment, rubric, [student_of(n, r) for n, r in ordered], feedback)
     flagged = sum(bool(r.flags) for n, r in ordered if n not in skipped)
     failed = sum(bool(r.grader_errors) for _, r in ordered)
     per = elapsed / len(pending) if pending else 0.0
