@@ -77,14 +77,19 @@ def build(student, name: str, *args, seed: int | None = None, train: bool | None
 
 
 @contextlib.contextmanager
-def linear_layers_uninitialized():
-    """Within this block, ``nn.Linear`` skips ``reset_parameters`` (see :func:`build`)."""
+def _linear_layers_reset_by(reset):
+    """Within this block, ``nn.Linear`` calls ``reset(layer)`` where it would draw its parameters."""
     original = torch.nn.Linear.reset_parameters
-    torch.nn.Linear.reset_parameters = lambda self: None
+    torch.nn.Linear.reset_parameters = reset
     try:
         yield
     finally:
         torch.nn.Linear.reset_parameters = original
+
+
+def linear_layers_uninitialized():
+    """Within this block, ``nn.Linear`` skips ``reset_parameters`` (see :func:`build`)."""
+    return _linear_layers_reset_by(lambda layer: None)
 
 
 FIXED_VALUES = 1 << 22  # numbers in fixed_values(): more than a GPT-2-size attention module's 2,360,064 parameters
@@ -103,7 +108,6 @@ def fixed_values() -> torch.Tensor:
     return _fixed
 
 
-@contextlib.contextmanager
 def linear_layers_fixed():
     """Within this block, each ``nn.Linear`` built takes its weight, then its bias, from the next
     numbers of :func:`fixed_values` (views: nothing drawn or copied) where it would draw them at
@@ -114,7 +118,6 @@ def linear_layers_fixed():
     say so; nothing is left to chance). Being views, the parameters share the numbers: code that
     writes into them in place changes them for every later build in the same process (in the
     sandbox, the worker's own copy; in the trusted process, keep such code out of these builds)."""
-    original = torch.nn.Linear.reset_parameters
     values, taken = fixed_values(), 0
 
     def take(layer) -> None:
@@ -130,11 +133,7 @@ def linear_layers_fixed():
                 parameter.data = values[taken:taken + count].view_as(parameter)
                 taken += count
 
-    torch.nn.Linear.reset_parameters = take
-    try:
-        yield
-    finally:
-        torch.nn.Linear.reset_parameters = original
+    return _linear_layers_reset_by(take)
 
 
 def seed(value: int) -> None:
