@@ -144,6 +144,7 @@ class Box:
         if worker.prepared != "ok":
             worker.finish()
         return worker
+
     def sweep(self) -> None:
         """Without a PID namespace: kill what finished workers left behind (now our children)."""
         if self.init is not None:
