@@ -215,19 +215,76 @@ def test_a_slot_says_a_phase_is_over_only_after_the_next_worker_cleared_its_box(
     monkeypatch.setattr(zygote, "supervise", supervise)
     module = lambda stem, probes=1: (stem, {"probes": [{}] * probes, "uses": {}})  # noqa: E731
     groups = [[module("a"), module("b")], [module("c", probes=0)], [], [module("d")]]
+    said = {zygote.PHASE_END: "over", zygote.READY: "ready"}
     for event in zygote.supervise_slot({"limits": {}, "sandbox_dir": "/x"}, groups):
-        if event is zygote.PHASE_END:
-            log.append("over")
-    assert log == ["box", "spawn a", "run a", "run b", "spawn clearing", "finish clearing", "over",
+        if isinstance(event, bytes):
+            log.append(said[event])
+    assert log == ["box", "spawn a", "ready", "run a", "run b", "spawn clearing", "finish clearing", "over",
                    "run c", "spawn d", "over", "over", "run d", "close", "over"]
     log.clear()
     lose.add("d")
     with pytest.raises(OSError):
         for event in zygote.supervise_slot({"limits": {}, "sandbox_dir": "/x"}, groups):
-            if event is zygote.PHASE_END:
-                log.append("over")
-    assert log == ["box", "spawn a", "run a", "run b", "spawn clearing", "finish clearing", "over",
+            if isinstance(event, bytes):
+                log.append(said[event])
+    assert log == ["box", "spawn a", "ready", "run a", "run b", "spawn clearing", "finish clearing", "over",
                    "run c", "spawn d", "close"]
+
+
+def test_a_plan_asks_for_its_turn_only_once_every_slot_has_its_box_and_first_worker_ready(monkeypatch, tmp_path):
+    """zygote.run_plan: while one slot's supervisor still builds its box, another plan that is
+    ready may have the sandbox; this one asks for its turn once every slot has said it is ready
+    (or ended), with a heartbeat to its grading process meanwhile, and what a slot said after
+    that is relayed in its phase."""
+    import contextlib
+    import json
+    import time
+
+    from grader.sandbox import zygote
+
+    monkeypatch.setattr(zygote, "HEARTBEAT", 0.05)
+    monkeypatch.setattr(zygote, "slot_schedule", lambda plan: [["slow"], ["quick"], ["failed"]])
+
+    def start_slot(plan, groups):  # a stand-in supervisor: says it is ready after a while, or ends without it
+        name = groups[0]
+        read_end, write_end = os.pipe()
+        go_read, go_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(read_end)
+                if name != "failed":
+                    time.sleep(0.4 if name == "slow" else 0.0)
+                    (tmp_path / name).touch()
+                    os.write(write_end, zygote.READY + json.dumps({"said": name}).encode() + b"\n")
+                    os.read(go_read, 1)
+                    os.write(write_end, zygote.PHASE_END)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        os.close(go_read)
+        return zygote.Slot(pid, go_write, read_end)
+
+    log = []
+
+    @contextlib.contextmanager
+    def turn(waiting):
+        log.append(sorted(p.name for p in tmp_path.iterdir()))
+        yield
+
+    class Stream:
+        def write(self, data):
+            log.append(json.loads(data))
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(zygote, "start_slot", start_slot)
+    monkeypatch.setattr(zygote, "turn", turn)
+    zygote.run_plan({"limits": {"workers": 3}, "modules": {}}, Stream())
+    heartbeats = [entry for entry in log if entry == {"event": "waiting"}]
+    assert heartbeats and log[len(heartbeats):] == [["quick", "slow"], {"said": "slow"}, {"said": "quick"}, {"event": "done"}]
+    assert log[:len(heartbeats)] == heartbeats
 
 
 def test_a_worker_stopped_before_it_led_its_own_group_is_killed_all_the_same():

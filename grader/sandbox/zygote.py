@@ -128,12 +128,13 @@ def run_plan(plan: dict, stream) -> None:
     """Run one plan: get its slots ready, wait for the sandbox's turn, run every phase, stream
     results, then say ``done``.
 
-    Each slot's supervisor loads its probes and builds its box while the plan still waits for its
-    turn, so that the turn is spent running workers; no worker starts before the turn is this
-    plan's (:func:`start_slot`)."""
+    Each slot's supervisor loads its probes and builds its box before the plan asks for its turn
+    (:func:`wait_until_ready`), so that the turn is spent running workers, and another plan that is
+    ready runs meanwhile; no worker starts before the turn is this plan's (:func:`start_slot`)."""
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
     schedule = slot_schedule(plan)
     slots = [start_slot(plan, groups) for groups in schedule]
+    wait_until_ready(slots, lambda: emit({"event": "waiting"}))
     with turn(lambda: emit({"event": "waiting"})):
         if GUARDED:  # whatever the plans before evicted of the files workers opened
             pagecache.settle()
@@ -174,6 +175,7 @@ def turn(waiting):
 
 
 PHASE_END = b'{"event": "phase_end"}\n'  # a slot's last line of a phase (not relayed)
+READY = b'{"event": "ready"}\n'  # a slot's first line: its box is built, its first worker waits (not relayed)
 
 
 class Slot:
@@ -210,14 +212,31 @@ def start_slot(plan: dict, groups: list[list[tuple[str, dict]]]) -> Slot:
             linux.die_with_parent()
             with os.fdopen(write_end, "wb") as out:
                 for event in supervise_slot(plan, groups, lambda: os.read(go_read, 1) == b"g"):
-                    out.write(PHASE_END if event is PHASE_END else json.dumps(event).encode() + b"\n")
-                    if event is PHASE_END:
+                    out.write(event if event is PHASE_END or event is READY else json.dumps(event).encode() + b"\n")
+                    if event is PHASE_END or event is READY:
                         out.flush()
         finally:
             os._exit(0)
     os.close(write_end)
     os.close(go_read)
     return Slot(pid, go_write, read_end)
+
+
+def wait_until_ready(slots: list[Slot], waiting) -> None:
+    """Wait until every slot has said :data:`READY` (or ended: a failed supervisor, which
+    :func:`run_phase` finds), calling ``waiting()`` every :data:`HEARTBEAT` seconds meanwhile. What
+    a slot sends after it stays in its buffer for :func:`run_phase`."""
+    for slot in slots:
+        data = b""
+        while READY not in data:
+            if not select.select([slot.events], [], [], HEARTBEAT)[0]:
+                waiting()
+                continue
+            chunk = os.read(slot.events, 1 << 16)
+            if not chunk:
+                break
+            data += chunk
+        slot.buffer = data.replace(READY, b"", 1)
 
 
 def run_phase(slots: list[Slot], stream) -> None:
@@ -335,6 +354,7 @@ def supervise_slot(plan: dict, groups: list[list[tuple[str, dict]]], go=lambda: 
     try:
         later = [k for k, group in enumerate(groups) if group]
         ready = first_worker(later[0], clearing=False) if later else None
+        yield READY
         for phase, group in enumerate(groups):
             if not go():
                 return
