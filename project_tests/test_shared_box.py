@@ -285,6 +285,16 @@ def test_a_plan_asks_for_its_turn_only_once_every_slot_has_its_box_and_first_wor
     heartbeats = [entry for entry in log if entry == {"event": "waiting"}]
     assert heartbeats and log[len(heartbeats):] == [["quick", "slow"], {"said": "slow"}, {"said": "quick"}, {"event": "done"}]
     assert log[:len(heartbeats)] == heartbeats
+    # A slot that is not ready in time does not hold the plan back for ever: it asks for the turn
+    # all the same, as before, and what that slot says once it is ready is heard in its phase.
+    log.clear()
+    for path in tmp_path.iterdir():
+        path.unlink()
+    monkeypatch.setattr(zygote, "READY_WITHIN", 0.15)
+    zygote.run_plan({"limits": {"workers": 3}, "modules": {}}, Stream())
+    heartbeats = [entry for entry in log if entry == {"event": "waiting"}]
+    assert log[len(heartbeats)] == ["quick"] and log[-1] == {"event": "done"}
+    assert sorted(entry["said"] for entry in log[len(heartbeats) + 1:-1]) == ["quick", "slow"]  # no READY relayed
 
 
 def test_a_worker_stopped_before_it_led_its_own_group_is_killed_all_the_same():

@@ -222,14 +222,20 @@ def start_slot(plan: dict, groups: list[list[tuple[str, dict]]]) -> Slot:
     return Slot(pid, go_write, read_end)
 
 
+READY_WITHIN = 3 * confine.PREPARING  # seconds a plan waits for its slots before it asks for the turn all the same
+
+
 def wait_until_ready(slots: list[Slot], waiting) -> None:
     """Wait until every slot has said :data:`READY` (or ended: a failed supervisor, which
-    :func:`run_phase` finds), calling ``waiting()`` every :data:`HEARTBEAT` seconds meanwhile. What
-    a slot sends after it stays in its buffer for :func:`run_phase`."""
+    :func:`run_phase` finds), calling ``waiting()`` every :data:`HEARTBEAT` seconds meanwhile, for
+    at most :data:`READY_WITHIN` seconds (then the plan goes on, as it did before it waited: a
+    slot that says it later is heard in its phase). What a slot sends after it stays in its
+    buffer for :func:`run_phase`."""
+    end = time.monotonic() + READY_WITHIN
     for slot in slots:
         data = b""
-        while READY not in data:
-            if not select.select([slot.events], [], [], HEARTBEAT)[0]:
+        while READY not in data and (left := end - time.monotonic()) > 0:
+            if not select.select([slot.events], [], [], min(HEARTBEAT, left))[0]:
                 waiting()
                 continue
             chunk = os.read(slot.events, 1 << 16)
@@ -271,7 +277,7 @@ def run_phase(slots: list[Slot], stream) -> None:
             for line in lines:
                 if line + b"\n" == PHASE_END:
                     del waiting[fd]
-                else:
+                elif line + b"\n" != READY:  # said after wait_until_ready gave up waiting
                     stream.write(line + b"\n")
         stream.flush()
 
