@@ -171,17 +171,6 @@ def test_matplotlib_is_imported_beside_the_grading_and_a_thread_that_cannot_star
     thread.join(timeout=120)
     assert not thread.is_alive() and "matplotlib.pyplot" in sys.modules
 
-    if sys.platform.startswith("linux"):  # the import gives way to the sandbox: this thread alone as nice as the grading
-        from grader.batch.pool import TRUSTED_NICENESS
-
-        niceness = []
-        monkeypatch.setattr(class_report, "_pyplot", lambda: niceness.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
-        before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-        thread = class_report.preload()
-        thread.join(timeout=120)
-        assert niceness == [min(19, before + TRUSTED_NICENESS)]
-        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
-
     def refuse(self):
         raise RuntimeError("can't start new thread")
 

@@ -19,11 +19,9 @@ are percent-encoded relative paths.
 
 from __future__ import annotations
 
-import contextlib
 import html
 import os
 import statistics
-import sys
 import threading
 import urllib.parse
 from collections import defaultdict
@@ -175,26 +173,13 @@ def _pyplot():
     return plt
 
 
-def _pyplot_gently(niceness: int) -> None:
-    """:func:`_pyplot`, this thread made ``niceness`` nicer first (Linux gives each thread its own),
-    so that the import gives way to the sandbox's turn as the trusted grading processes do."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError):
-            me = threading.get_native_id()
-            os.setpriority(os.PRIO_PROCESS, me, min(19, os.getpriority(os.PRIO_PROCESS, me) + niceness))
-    _pyplot()
-
-
 def preload() -> threading.Thread | None:
     """Import matplotlib in a thread of its own while the class is being graded, so the pictures at
     the end do not wait for it (0.4 s measured, the longest part of what ``batch`` does after the
-    last grade); the thread is as nice as the grading processes (``pool.TRUSTED_NICENESS``): the
-    import takes the time the sandbox leaves. Call it only in a process that forks no more: a fork
-    while the import holds its locks would leave them held in the child. Only a speed-up: where no
-    thread can be started, None (:func:`draw` imports it then)."""
-    from grader.batch.pool import TRUSTED_NICENESS
-
-    thread = threading.Thread(target=_pyplot_gently, args=(TRUSTED_NICENESS,), name="matplotlib import", daemon=True)
+    last grade). Call it only in a process that forks no more: a fork while the import holds its
+    locks would leave them held in the child. Only a speed-up: where no thread can be started, None
+    (:func:`draw` imports it then)."""
+    thread = threading.Thread(target=_pyplot, name="matplotlib import", daemon=True)
     try:
         thread.start()
     except RuntimeError:  # "can't start new thread": out of threads or memory
