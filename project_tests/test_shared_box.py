@@ -341,3 +341,78 @@ def test_a_reference_is_compiled_as_its_file_says(tmp_path):
     finally:
         os.close(fd)
         sys.modules.pop("annotated_reference", None)
+
+
+def _stand_in_slot(zygote, pieces):
+    """A stand-in supervisor: writes ``pieces`` ((delay, bytes) each), waits for go, ends its phase."""
+    import json
+    import time
+
+    read_end, write_end = os.pipe()
+    go_read, go_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.close(go_write)
+            for delay, data in pieces:
+                time.sleep(delay)
+                os.write(write_end, data)
+            os.read(go_read, 1)
+            os.write(write_end, json.dumps({"said": "after go"}).encode() + b"\n" + zygote.PHASE_END)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.close(go_read)
+    return zygote.Slot(pid, go_write, read_end)
+
+
+def _plan_with_stand_ins(monkeypatch, zygote, slots: dict[str, list]) -> tuple[float, list]:
+    """zygote.run_plan with a stand-in supervisor per slot; (its start, what it said and when)."""
+    import contextlib
+    import json
+    import time
+
+    monkeypatch.setattr(zygote, "slot_schedule", lambda plan: [[name] for name in slots])
+    monkeypatch.setattr(zygote, "start_slot", lambda plan, groups: _stand_in_slot(zygote, slots[groups[0]]))
+    log = []
+
+    @contextlib.contextmanager
+    def turn(waiting):
+        log.append(("turn", time.monotonic()))
+        yield
+
+    class Stream:
+        def write(self, data):
+            log.append((json.loads(data), time.monotonic()))
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(zygote, "turn", turn)
+    start = time.monotonic()
+    zygote.run_plan({"limits": {"workers": len(slots)}, "modules": {}}, Stream())
+    return start, log
+
+
+def test_while_slots_get_ready_one_after_another_the_grading_process_hears_a_heartbeat_every_heartbeat(monkeypatch):
+    """zygote.wait_until_ready keeps one heartbeat for all its slots: slots ready one after another,
+    each within a heartbeat of the last, never keep the grading process without a line for longer."""
+    from grader.sandbox import zygote
+
+    beat = 1.0
+    monkeypatch.setattr(zygote, "HEARTBEAT", beat)
+    slots = {f"s{k}": [(0.8 * beat * (k + 1), zygote.READY)] for k in range(4)}  # ready at 0.8, 1.6, 2.4, 3.2 s
+    start, log = _plan_with_stand_ins(monkeypatch, zygote, slots)
+    heard = [start] + [when for event, when in log if event != "turn"]
+    assert max(b - a for a, b in zip(heard, heard[1:])) < 1.5 * beat, log
+
+
+def test_a_ready_line_cut_by_the_end_of_the_wait_is_not_relayed(monkeypatch):
+    from grader.sandbox import zygote
+
+    monkeypatch.setattr(zygote, "HEARTBEAT", 0.05)
+    monkeypatch.setattr(zygote, "READY_WITHIN", 0.2)
+    half = len(zygote.READY) // 2
+    _, log = _plan_with_stand_ins(monkeypatch, zygote, {"cut": [(0.0, zygote.READY[:half]), (0.4, zygote.READY[half:])]})
+    assert [event for event, _ in log if event != {"event": "waiting"}] == ["turn", {"said": "after go"}, {"event": "done"}]

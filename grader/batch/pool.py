@@ -95,7 +95,9 @@ def grade_many(
 
 # The sandbox's turn (one student's code at a time) is a batch's critical path: the trusted processes
 # (collecting, checking, diagnosing, reporting) give way to it and do their work in the time the
-# sandbox leaves, instead of slowing every turn on a machine with few cores.
+# sandbox leaves, instead of slowing every turn on a machine with few cores. (Under sched_autogroup, on
+# by default in Ubuntu's kernels, nice orders processes within their session only: there each worker,
+# in a session of its own from setsid, has a CPU share of its own beside the trusted side's.)
 TRUSTED_NICENESS = 10
 
 

@@ -231,18 +231,21 @@ def wait_until_ready(slots: list[Slot], waiting) -> None:
     at most :data:`READY_WITHIN` seconds (then the plan goes on, as it did before it waited: a
     slot that says it later is heard in its phase). What a slot sends after it stays in its
     buffer for :func:`run_phase`."""
-    end = time.monotonic() + READY_WITHIN
+    now = time.monotonic()
+    end, beat = now + READY_WITHIN, now + HEARTBEAT
+    said = {slot.events: b"" for slot in slots}
+    pending = set(said)
+    while pending and (now := time.monotonic()) < end:
+        if now >= beat:
+            waiting()
+            beat = now + HEARTBEAT
+        for fd in select.select(list(pending), [], [], min(beat, end) - now)[0]:
+            chunk = os.read(fd, 1 << 16)
+            said[fd] += chunk
+            if not chunk or READY in said[fd]:
+                pending.discard(fd)
     for slot in slots:
-        data = b""
-        while READY not in data and (left := end - time.monotonic()) > 0:
-            if not select.select([slot.events], [], [], min(HEARTBEAT, left))[0]:
-                waiting()
-                continue
-            chunk = os.read(slot.events, 1 << 16)
-            if not chunk:
-                break
-            data += chunk
-        slot.buffer = data.replace(READY, b"", 1)
+        slot.buffer = said[slot.events].replace(READY, b"", 1)
 
 
 def run_phase(slots: list[Slot], stream) -> None:
