@@ -231,70 +231,33 @@ def test_a_slot_says_a_phase_is_over_only_after_the_next_worker_cleared_its_box(
                    "run c", "spawn d", "close"]
 
 
-def test_a_plan_asks_for_its_turn_only_once_every_slot_has_its_box_and_first_worker_ready(monkeypatch, tmp_path):
+def test_a_plan_asks_for_its_turn_only_once_every_slot_has_its_box_and_first_worker_ready(monkeypatch):
     """zygote.run_plan: while one slot's supervisor still builds its box, another plan that is
     ready may have the sandbox; this one asks for its turn once every slot has said it is ready
     (or ended), with a heartbeat to its grading process meanwhile, and what a slot said after
-    that is relayed in its phase."""
-    import contextlib
+    that is relayed in its phase; the READY line itself never is."""
     import json
-    import time
 
     from grader.sandbox import zygote
 
     monkeypatch.setattr(zygote, "HEARTBEAT", 0.05)
-    monkeypatch.setattr(zygote, "slot_schedule", lambda plan: [["slow"], ["quick"], ["failed"]])
+    said = lambda name: zygote.READY + json.dumps({"said": name}).encode() + b"\n"  # noqa: E731
+    slots = {"slow": [(0.4, said("slow"))], "quick": [(0.0, said("quick"))], "failed": None}
 
-    def start_slot(plan, groups):  # a stand-in supervisor: says it is ready after a while, or ends without it
-        name = groups[0]
-        read_end, write_end = os.pipe()
-        go_read, go_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(read_end)
-                if name != "failed":
-                    time.sleep(0.4 if name == "slow" else 0.0)
-                    (tmp_path / name).touch()
-                    os.write(write_end, zygote.READY + json.dumps({"said": name}).encode() + b"\n")
-                    os.read(go_read, 1)
-                    os.write(write_end, zygote.PHASE_END)
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        os.close(go_read)
-        return zygote.Slot(pid, go_write, read_end)
+    def run() -> tuple[float, list]:
+        start, log = _plan_with_stand_ins(monkeypatch, zygote, slots)
+        heard = [event for event, _ in log if event not in ("turn", {"event": "waiting"})]
+        assert sorted(json.dumps(event) for event in heard[:-1]) == sorted(
+            json.dumps({"said": name}) for name in ("slow", "quick", "after go", "after go")) and heard[-1] == {"event": "done"}
+        return next(when for event, when in log if event == "turn") - start, log
 
-    log = []
-
-    @contextlib.contextmanager
-    def turn(waiting):
-        log.append(sorted(p.name for p in tmp_path.iterdir()))
-        yield
-
-    class Stream:
-        def write(self, data):
-            log.append(json.loads(data))
-
-        def flush(self):
-            pass
-
-    monkeypatch.setattr(zygote, "start_slot", start_slot)
-    monkeypatch.setattr(zygote, "turn", turn)
-    zygote.run_plan({"limits": {"workers": 3}, "modules": {}}, Stream())
-    heartbeats = [entry for entry in log if entry == {"event": "waiting"}]
-    assert heartbeats and log[len(heartbeats):] == [["quick", "slow"], {"said": "slow"}, {"said": "quick"}, {"event": "done"}]
-    assert log[:len(heartbeats)] == heartbeats
+    waited, log = run()
+    assert waited >= 0.4 and {"event": "waiting"} in [event for event, _ in log]  # the slow slot's READY came 0.4 s in
     # A slot that is not ready in time does not hold the plan back for ever: it asks for the turn
     # all the same, as before, and what that slot says once it is ready is heard in its phase.
-    log.clear()
-    for path in tmp_path.iterdir():
-        path.unlink()
     monkeypatch.setattr(zygote, "READY_WITHIN", 0.15)
-    zygote.run_plan({"limits": {"workers": 3}, "modules": {}}, Stream())
-    heartbeats = [entry for entry in log if entry == {"event": "waiting"}]
-    assert log[len(heartbeats)] == ["quick"] and log[-1] == {"event": "done"}
-    assert sorted(entry["said"] for entry in log[len(heartbeats) + 1:-1]) == ["quick", "slow"]  # no READY relayed
+    waited, _ = run()
+    assert waited < 0.4
 
 
 def test_a_worker_stopped_before_it_led_its_own_group_is_killed_all_the_same():
@@ -344,7 +307,8 @@ def test_a_reference_is_compiled_as_its_file_says(tmp_path):
 
 
 def _stand_in_slot(zygote, pieces):
-    """A stand-in supervisor: writes ``pieces`` ((delay, bytes) each), waits for go, ends its phase."""
+    """A stand-in supervisor: writes ``pieces`` ((delay, bytes) each), waits for go, ends its phase;
+    ``pieces`` None: one that fails at once (its pipe ends)."""
     import json
     import time
 
@@ -355,6 +319,8 @@ def _stand_in_slot(zygote, pieces):
         try:
             os.close(read_end)
             os.close(go_write)
+            if pieces is None:
+                return
             for delay, data in pieces:
                 time.sleep(delay)
                 os.write(write_end, data)
