@@ -132,10 +132,11 @@ def run_plan(plan: dict, stream) -> None:
     (:func:`wait_until_ready`), so that the turn is spent running workers, and another plan that is
     ready runs meanwhile; no worker starts before the turn is this plan's (:func:`start_slot`)."""
     emit = lambda event: (stream.write(json.dumps(event).encode() + b"\n"), stream.flush())  # noqa: E731
+    heartbeat = lambda: emit({"event": "waiting"})  # noqa: E731
     schedule = slot_schedule(plan)
     slots = [start_slot(plan, groups) for groups in schedule]
-    wait_until_ready(slots, lambda: emit({"event": "waiting"}))
-    with turn(lambda: emit({"event": "waiting"})):
+    wait_until_ready(slots, heartbeat)
+    with turn(heartbeat):
         if GUARDED:  # whatever the plans before evicted of the files workers opened
             pagecache.settle()
         if GUARDED and not PINNED:  # ... and of the files every worker inherits mapped
@@ -212,8 +213,9 @@ def start_slot(plan: dict, groups: list[list[tuple[str, dict]]]) -> Slot:
             linux.die_with_parent()
             with os.fdopen(write_end, "wb") as out:
                 for event in supervise_slot(plan, groups, lambda: os.read(go_read, 1) == b"g"):
-                    out.write(event if event is PHASE_END or event is READY else json.dumps(event).encode() + b"\n")
-                    if event is PHASE_END or event is READY:
+                    marker = isinstance(event, bytes)  # READY or PHASE_END: a line of its own, said at once
+                    out.write(event if marker else json.dumps(event).encode() + b"\n")
+                    if marker:
                         out.flush()
         finally:
             os._exit(0)
