@@ -368,10 +368,11 @@ def test_while_slots_get_ready_one_after_another_the_grading_process_hears_a_hea
 
     beat = 1.0
     monkeypatch.setattr(zygote, "HEARTBEAT", beat)
-    slots = {f"s{k}": [(0.8 * beat * (k + 1), zygote.READY)] for k in range(4)}  # ready at 0.8, 1.6, 2.4, 3.2 s
+    slots = {f"s{k}": [(0.9 * beat * (k + 1), zygote.READY)] for k in range(5)}  # ready at 0.9, 1.8, ... 4.5 s
     start, log = _plan_with_stand_ins(monkeypatch, zygote, slots)
     heard = [start] + [when for event, when in log if event != "turn"]
-    assert max(b - a for a, b in zip(heard, heard[1:])) < 1.5 * beat, log
+    # A heartbeat a second; the margin is for a busy machine (a timer kept per slot: 4.5 s of silence).
+    assert max(b - a for a, b in zip(heard, heard[1:])) < 2.5 * beat, log
 
 
 def test_a_ready_line_cut_by_the_end_of_the_wait_is_not_relayed(monkeypatch):
