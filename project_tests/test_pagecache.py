@@ -5,12 +5,16 @@ batch) is in project_tests/adversarial/test_hostile_class.py; here, its parts.""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from grader.sandbox import pagecache
+
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux page cache")
 
@@ -126,6 +130,64 @@ def test_an_open_through_a_marked_mount_waits_until_the_file_is_resident(tmp_pat
         os.close(group)
     assert os.waitstatus_to_exitcode(status) == 0
     assert resident_pages(path, 8) == [True] * 8
+
+
+def test_the_mounts_watched_are_read_with_the_kernels_escapes_and_without_those_holding_no_shared_files():
+    mountinfo = (b"22 1 0:21 / / rw,relatime - overlay overlay rw\n"
+                 b"23 22 0:5 / /proc rw,nosuid - proc proc rw\n"
+                 b"24 22 0:6 / /tmp rw - tmpfs tmpfs rw,size=32768k\n"
+                 b"25 22 8:1 /src /srv/a\\040b\\134c\\011d\\012e\xc3\xa9 ro,relatime - ext4 /dev/sda1 rw\n"
+                 b"26 22 8:1 / /opt\\0401 ro shared:3 master:1 - ext4 /dev/sda1 rw\n")
+    assert pagecache.watched_mounts(mountinfo) == [b"/", b"/srv/a b\\c\td\ne\xc3\xa9", b"/opt 1"]
+
+
+@pytest.mark.end_to_end
+def test_reading_the_mount_table_imports_nothing():
+    """Every worker reads it first thing after its fork: a module imported there (a codec's, to
+    undo the kernel's escapes) would be imported again by each (0.8 ms a worker)."""
+    code = ("import sys; from grader.sandbox import pagecache; before = set(sys.modules); "
+            "pagecache.watched_mounts(open('/proc/self/mountinfo', 'rb').read() + b'1 0 0:1 / /a\\\\040b rw - ext4 x rw'); "
+            "print(sorted(set(sys.modules) - before))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="fanotify marks need root")
+def test_a_mount_point_whose_name_the_kernel_escapes_is_marked(tmp_path):
+    """A worker marks every mount it can open files through, a name with a space, a tab or a
+    backslash too (a mark it could not place would fail the worker, and one misread would leave
+    that mount unwatched)."""
+    odd = tmp_path / "a b\\c\td"
+    odd.mkdir()
+    group = pagecache._group()
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            from grader.sandbox import linux
+
+            linux.unshare(linux.CLONE_NEWNS)
+            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+            with open("/proc/self/mountinfo", "rb") as handle:
+                before = set(handle.read().splitlines())
+            linux.mount(str(tmp_path), str(odd), None, linux.MS_BIND)
+            with open("/proc/self/mountinfo", "rb") as handle:
+                mountinfo = handle.read()
+            added = next(line for line in mountinfo.splitlines() if line not in before)
+            if added.partition(b" - ")[2].split(b" ")[0].decode() in pagecache.UNWATCHED:
+                code = 5
+            elif str(odd).encode() in pagecache.watched_mounts(mountinfo):
+                pagecache.mark_mounts(group)
+                code = 0
+        finally:
+            os._exit(code)
+    try:
+        _, status = os.waitpid(child, 0)
+    finally:
+        os.close(group)
+    if os.waitstatus_to_exitcode(status) == 5:
+        pytest.skip("this file system holds no shared files (tmpfs): its mounts are not watched")
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_settle_puts_every_file_a_worker_opened_back_as_it_was_before_its_first_open(tmp_path):

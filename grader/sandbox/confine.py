@@ -58,13 +58,18 @@ class Box:
         self.limits = limits
         self.sandbox_dir = sandbox_dir
         self.init: subprocess.Popen | None = None
+        self.scratch: list[str] = []  # the folders each worker mounts anew (rootfs.renew_scratch)
         self.user_namespace = False
         self.guard: int | None = None  # a fanotify group: opens wait until the file is resident (pagecache)
         self.new_output()
         self.mode = isolation
+        if os.geteuid() == 0:  # for confine(), before the file system is narrowed (a worker that cannot find it says so)
+            with contextlib.suppress(KeyError):
+                sandbox_ids(limits["sandbox_user"])
         if isolation.split("; ")[0] == NAMESPACES:
             try:
                 self.user_namespace = rootfs.isolate(sandbox_dir, scratch_mb=4 * limits["file_mb"])
+                self.scratch = rootfs.renewed_scratch()
                 self.init = _start_init()
             except OSError as exc:  # should not happen once probe() succeeded
                 self.mode = f"no namespaces: {exc}"
@@ -107,7 +112,7 @@ class Box:
                 os.setsid()
                 if self.init is not None:
                     _enter_worker_namespace()
-                    rootfs.renew_scratch(self.sandbox_dir, scratch_mb=4 * self.limits["file_mb"])
+                    rootfs.renew_scratch(self.sandbox_dir, 4 * self.limits["file_mb"], self.scratch)
                 try:
                     if before is not None:
                         before()
@@ -317,6 +322,14 @@ def _denied_call_kills() -> bool:
 # -- the worker ------------------------------------------------------------------------------------
 
 
+@functools.cache
+def sandbox_ids(user: str) -> tuple[int, int]:
+    """The user and group ids of the sandbox user: looked up once by a box's supervisor, where it can
+    (:class:`Box`), so that its workers inherit them instead of each asking the name service again."""
+    entry = pwd.getpwnam(user)
+    return entry.pw_uid, entry.pw_gid
+
+
 def confine(limits: dict, *, user_namespace: bool = False, seccomp: bool = True) -> None:
     """Apply resource limits and drop privileges; after this, student code may run."""
     mib = 1024 * 1024
@@ -337,10 +350,10 @@ def confine(limits: dict, *, user_namespace: bool = False, seccomp: bool = True)
     if user_namespace:
         linux.drop_capabilities()
     elif os.geteuid() == 0:
-        user = pwd.getpwnam(limits["sandbox_user"])
+        uid, gid = sandbox_ids(limits["sandbox_user"])
         os.setgroups([])
-        os.setgid(user.pw_gid)
-        os.setuid(user.pw_uid)
+        os.setgid(gid)
+        os.setuid(uid)
     try:  # not the instructor's session keyring (login shells, services, containers give one)
         linux.join_new_session_keyring()
     except OSError:  # keyrings refused here (a container's own filter): then they are for us too

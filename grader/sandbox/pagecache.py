@@ -36,6 +36,7 @@ import contextlib
 import ctypes
 import mmap
 import os
+import re
 import resource
 import select
 import stat
@@ -198,14 +199,26 @@ def mark_mounts(group: int) -> None:
     """In a new worker (still privileged, in its own mount namespace): every open through one of
     its mounts that holds files (not ``/proc``, its private ``/tmp``, devices) waits for ``group``."""
     with open("/proc/self/mountinfo", "rb") as handle:
-        lines = handle.read().splitlines()
-    for line in lines:
-        fields, _, rest = line.partition(b" - ")
-        target = fields.split(b" ")[4].decode("unicode_escape").encode("latin-1")  # \040 and friends
-        if rest.split(b" ")[0].decode() in UNWATCHED:
-            continue
+        targets = watched_mounts(handle.read())
+    for target in targets:
         linux.check(_libc.fanotify_mark(group, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_PERM, linux.AT_FDCWD, target),
                     f"fanotify_mark {target!r}")
+
+
+# The kernel writes a space, tab, newline or backslash in a mount point as an octal escape (\040).
+_ESCAPE = re.compile(rb"\\([0-7]{3})")
+
+
+def watched_mounts(mountinfo: bytes) -> list[bytes]:
+    """The mount points of ``/proc/self/mountinfo``'s text whose files :func:`mark_mounts` watches
+    (not those of :data:`UNWATCHED` file systems). Pure bytes work, with no codec: a codec's first
+    use imports its module, 0.8 ms in every worker."""
+    targets = []
+    for line in mountinfo.splitlines():
+        fields, _, rest = line.partition(b" - ")
+        if rest.split(b" ")[0].decode() not in UNWATCHED:
+            targets.append(_ESCAPE.sub(lambda escape: bytes([int(escape[1], 8)]), fields.split(b" ")[4]))
+    return targets
 
 
 def make_resident(fd: int) -> int:
