@@ -87,6 +87,16 @@ def test_make_resident_takes_empty_and_special_files(tmp_path):
             os.close(fd)
 
 
+def test_a_file_mapped_under_a_name_with_a_carriage_return_is_found(tmp_path):
+    import mmap
+
+    path = tmp_path / "odd\rname.bin"
+    path.write_bytes(os.urandom(2 * pagecache.PAGE))
+    before = len(pagecache.file_mappings())
+    with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, prot=mmap.PROT_READ):
+        assert len(pagecache.file_mappings()) == before + 1
+
+
 def test_file_mappings_stop_at_the_end_of_each_file():
     mappings = pagecache.file_mappings()
     assert mappings and all(size > 0 for _, size in mappings)
@@ -137,8 +147,9 @@ def test_the_mounts_watched_are_read_with_the_kernels_escapes_and_without_those_
                  b"23 22 0:5 / /proc rw,nosuid - proc proc rw\n"
                  b"24 22 0:6 / /tmp rw - tmpfs tmpfs rw,size=32768k\n"
                  b"25 22 8:1 /src /srv/a\\040b\\134c\\011d\\012e\xc3\xa9 ro,relatime - ext4 /dev/sda1 rw\n"
-                 b"26 22 8:1 / /opt\\0401 ro shared:3 master:1 - ext4 /dev/sda1 rw\n")
-    assert pagecache.watched_mounts(mountinfo) == [b"/", b"/srv/a b\\c\td\ne\xc3\xa9", b"/opt 1"]
+                 b"26 22 8:1 / /opt\\0401 ro shared:3 master:1 - ext4 /dev/sda1 rw\n"
+                 b"27 22 8:1 / /srv/cr\rlf rw - ext4 /dev/sda1 rw\n")  # a carriage return is left as it is
+    assert pagecache.watched_mounts(mountinfo) == [b"/", b"/srv/a b\\c\td\ne\xc3\xa9", b"/opt 1", b"/srv/cr\rlf"]
 
 
 @pytest.mark.end_to_end

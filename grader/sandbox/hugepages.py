@@ -27,7 +27,7 @@ HUGE = 1 << 21  # 2 MiB, the huge page size of x86-64 and of arm64 with 4 KiB pa
 def anonymous_regions(maps: str) -> list[tuple[int, int]]:
     """The 2 MiB-aligned parts of the writable heap and anonymous mappings in ``/proc/<pid>/maps`` text."""
     regions = []
-    for line in maps.splitlines():
+    for line in maps.split("\n"):  # not splitlines(): a \r in a file's name is not escaped
         fields = line.split()
         if len(fields) < 2 or "w" not in fields[1] or (len(fields) >= 6 and fields[5] != "[heap]"):
             continue  # a file mapping, a stack, read-only memory

@@ -214,7 +214,9 @@ def watched_mounts(mountinfo: bytes) -> list[bytes]:
     (not those of :data:`UNWATCHED` file systems). Pure bytes work, with no codec: a codec's first
     use imports its module, 0.8 ms in every worker."""
     targets = []
-    for line in mountinfo.splitlines():
+    for line in mountinfo.split(b"\n"):  # not splitlines(): the kernel leaves a \r in a name as it is
+        if not line:
+            continue
         fields, _, rest = line.partition(b" - ")
         if rest.split(b" ")[0].decode() not in UNWATCHED:
             targets.append(_ESCAPE.sub(lambda escape: bytes([int(escape[1], 8)]), fields.split(b" ")[4]))
@@ -308,7 +310,7 @@ def file_mappings() -> list[tuple[int, int]]:
     """``(address, length)`` of this process's readable file mappings, never past the file's end."""
     found = []
     with open("/proc/self/maps", "rb") as handle:
-        lines = handle.read().splitlines()
+        lines = handle.read().split(b"\n")  # not splitlines(): a \r in a file's name is not escaped
     for line in lines:
         fields = line.split(None, 5)
         if len(fields) < 6 or fields[4] == b"0" or not fields[5].startswith(b"/") or fields[1][:1] != b"r":
