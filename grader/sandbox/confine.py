@@ -68,8 +68,7 @@ class Box:
                 sandbox_ids(limits["sandbox_user"])
         if isolation.split("; ")[0] == NAMESPACES:
             try:
-                self.user_namespace = rootfs.isolate(sandbox_dir, scratch_mb=4 * limits["file_mb"])
-                self.scratch = rootfs.renewed_scratch()
+                self.user_namespace, self.scratch = rootfs.isolate(sandbox_dir, scratch_mb=4 * limits["file_mb"])
                 self.init = _start_init()
             except OSError as exc:  # should not happen once probe() succeeded
                 self.mode = f"no namespaces: {exc}"

@@ -48,8 +48,9 @@ def system_binary(name: str) -> str:
     return found
 
 
-def isolate(sandbox_dir: str, scratch_mb: int) -> bool:
-    """Enter new namespaces and an allow-listed root; return whether a user namespace was needed."""
+def isolate(sandbox_dir: str, scratch_mb: int) -> tuple[bool, list[str]]:
+    """Enter new namespaces and an allow-listed root; return whether a user namespace was needed,
+    and the scratch folders mounted in it (which each worker mounts anew: :func:`renew_scratch`)."""
     user_namespace = os.geteuid() != 0
     if user_namespace:
         uid, gid = os.getuid(), os.getgid()
@@ -62,15 +63,16 @@ def isolate(sandbox_dir: str, scratch_mb: int) -> bool:
         for path in visible_paths() + [sandbox_dir, "/proc"] + [f"/dev/{d}" for d in DEVICES]:
             if os.path.exists(path) and not (path in SYSTEM and os.path.islink(path)):
                 sources[path] = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        _build_root(sources, sandbox_dir, scratch_mb)
+        scratch = _build_root(sources, sandbox_dir, scratch_mb)
     finally:
         for fd in sources.values():
             os.close(fd)
-    return user_namespace
+    return user_namespace, scratch
 
 
-def _build_root(sources: dict[str, int], sandbox_dir: str, scratch_mb: int) -> None:
-    """Mount a tmpfs, bind every source into it, make it read-only, and pivot into it."""
+def _build_root(sources: dict[str, int], sandbox_dir: str, scratch_mb: int) -> list[str]:
+    """Mount a tmpfs, bind every source into it, make it read-only, and pivot into it; return the
+    scratch folders mounted in it."""
     new = tempfile.gettempdir()  # any folder: it is covered only in this mount namespace
     linux.mount("tmpfs", new, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "mode=0755,size=1m")
     try:
@@ -101,6 +103,7 @@ def _build_root(sources: dict[str, int], sandbox_dir: str, scratch_mb: int) -> N
         raise
     os.chdir("/")
     linux.unmount("/.old")
+    return scratch
 
 
 def scratch_folders(shown: list[str]) -> list[str]:
@@ -112,15 +115,9 @@ def _mount_scratch(folder: str, scratch_mb: int) -> None:
     linux.mount("tmpfs", folder, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, f"mode=1777,size={scratch_mb}m,nr_inodes=4096")
 
 
-def renewed_scratch() -> list[str]:
-    """The folders :func:`renew_scratch` mounts anew, as the root :func:`isolate` built shows them:
-    found once by the box, in that root, for all its workers (0.5 ms that each would spend)."""
-    return scratch_folders([p for p in visible_paths() if os.path.exists(p)])
-
-
 def renew_scratch(sandbox_dir: str, scratch_mb: int, folders: list[str]) -> None:
     """In a worker's own mount namespace (inside the root :func:`isolate` built): an empty
-    ``/tmp`` and ``/dev/shm`` of its own (``folders``: :func:`renewed_scratch`), so nothing an
+    ``/tmp`` and ``/dev/shm`` of its own (``folders``: those :func:`isolate` mounted), so nothing an
     earlier worker of the same Box wrote there reaches it; the submission folder is bound again
     where the new ``/tmp`` covers it."""
     for folder in folders:
