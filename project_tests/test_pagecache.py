@@ -19,6 +19,24 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux page cache")
 
 
+def in_a_mount_namespace_of_its_own(body) -> int:
+    """The exit code of a child that, as a worker does, enters a private mount namespace and runs
+    ``body()`` (its return value is the code; 1 if it raised)."""
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            from grader.sandbox import linux
+
+            linux.unshare(linux.CLONE_NEWNS)
+            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+            code = body()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
 def resident_pages(path, pages: int) -> list[bool]:
     """Which of the first ``pages`` pages of ``path`` a worker would find resident (preadv2 RWF_NOWAIT)."""
     found = []
@@ -120,25 +138,18 @@ def test_an_open_through_a_marked_mount_waits_until_the_file_is_resident(tmp_pat
             pagecache._answer(group)
         finally:
             os._exit(0)
-    child = os.fork()
-    if child == 0:
-        code = 1
-        try:
-            from grader.sandbox import linux
 
-            linux.unshare(linux.CLONE_NEWNS)
-            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-            pagecache.mark_mounts(group)
-            code = 0 if resident_pages(path, 8) == [True] * 8 else 3
-        finally:
-            os._exit(code)
+    def worker() -> int:
+        pagecache.mark_mounts(group)
+        return 0 if resident_pages(path, 8) == [True] * 8 else 3
+
     try:
-        _, status = os.waitpid(child, 0)
+        code = in_a_mount_namespace_of_its_own(worker)
     finally:
         os.kill(answering, 9)
         os.waitpid(answering, 0)
         os.close(group)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert code == 0
     assert resident_pages(path, 8) == [True] * 8
 
 
@@ -171,34 +182,30 @@ def test_a_mount_point_whose_name_the_kernel_escapes_is_marked(tmp_path):
     odd = tmp_path / "a b\\c\td"
     odd.mkdir()
     group = pagecache._group()
-    child = os.fork()
-    if child == 0:
-        code = 1
-        try:
-            from grader.sandbox import linux
 
-            linux.unshare(linux.CLONE_NEWNS)
-            linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
-            with open("/proc/self/mountinfo", "rb") as handle:
-                before = set(handle.read().splitlines())
-            linux.mount(str(tmp_path), str(odd), None, linux.MS_BIND)
-            with open("/proc/self/mountinfo", "rb") as handle:
-                mountinfo = handle.read()
-            added = next(line for line in mountinfo.splitlines() if line not in before)
-            if added.partition(b" - ")[2].split(b" ")[0].decode() in pagecache.UNWATCHED:
-                code = 5
-            elif str(odd).encode() in pagecache.watched_mounts(mountinfo):
-                pagecache.mark_mounts(group)
-                code = 0
-        finally:
-            os._exit(code)
+    def worker() -> int:
+        from grader.sandbox import linux
+
+        with open("/proc/self/mountinfo", "rb") as handle:
+            before = set(handle.read().split(b"\n"))
+        linux.mount(str(tmp_path), str(odd), None, linux.MS_BIND)
+        with open("/proc/self/mountinfo", "rb") as handle:
+            mountinfo = handle.read()
+        added = next(line for line in mountinfo.split(b"\n") if line not in before)
+        if added.partition(b" - ")[2].split(b" ")[0].decode() in pagecache.UNWATCHED:
+            return 5
+        if str(odd).encode() not in pagecache.watched_mounts(mountinfo):
+            return 1
+        pagecache.mark_mounts(group)
+        return 0
+
     try:
-        _, status = os.waitpid(child, 0)
+        code = in_a_mount_namespace_of_its_own(worker)
     finally:
         os.close(group)
-    if os.waitstatus_to_exitcode(status) == 5:
+    if code == 5:
         pytest.skip("this file system holds no shared files (tmpfs): its mounts are not watched")
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert code == 0
 
 
 def test_settle_puts_every_file_a_worker_opened_back_as_it_was_before_its_first_open(tmp_path):
