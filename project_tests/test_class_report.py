@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch import class_report
 from project_tests.helpers import ROOT, make_submission, mutate, solution_sources
 
 ASSIGNMENT = "ch03"
@@ -114,7 +113,7 @@ def test_feedback_files(klass):
 def test_markdown_report_is_inert(klass):
     text = (klass["out"] / "grades-report.md").read_text()
     assert "<img" not in text and "](y)" not in text
-    assert "![grades-scores](grades-scores.png)" in text.replace("\\-", "-")
+    assert "![grades-scores](grades-scores.svg)" in text.replace("\\-", "-")
     assert "The scores are not scaled" in text and "| 1 | self_attention_v1 |" in text
     assert f"[feedback]({ASSIGNMENT}-reports/{SLUG}-alice/FEEDBACK.md)" in text  # Markdown links to Markdown
     page = (klass["out"] / "grades-report.html").read_text()
@@ -153,26 +152,10 @@ def test_class_report_renders_in_chromium_with_its_pictures(klass):
     probe = out / "grades-report-probe.html"
     probe.write_text(text.replace("</body>", CHECKER + "</body>"))
     dom = chromium("--dump-dom", "--virtual-time-budget=5000", probe.as_uri(), cwd=out).stdout
-    images = dict(re.findall(r"(\S+\.png)=(\d+x\d+)", re.search(r'data-images="([^"]*)"', dom).group(1)))
-    assert set(images) == {"grades-scores.png", "grades-exercises.png"}
+    images = dict(re.findall(r"(\S+\.svg)=(\d+x\d+)", re.search(r'data-images="([^"]*)"', dom).group(1)))
+    assert set(images) == {"grades-scores.svg", "grades-exercises.svg"}
     assert all(not size.startswith("0x") for size in images.values()), images
     assert dom.count("<img ") == 2 and "onerror=alert" not in dom.replace("&lt;img src=x onerror=alert(1)&gt;", "")
     for name in ("alice", "bob"):
         assert f'href="{ASSIGNMENT}-reports/{SLUG}-{name}/FEEDBACK.html"' in dom
 
-
-def test_matplotlib_is_imported_beside_the_grading_and_a_thread_that_cannot_start_costs_nothing(monkeypatch):
-    """``batch``'s early import of matplotlib is only a speed-up: where no thread can be started the
-    batch goes on, and draws its pictures after importing it then."""
-    import sys
-    import threading
-
-    thread = class_report.preload()
-    thread.join(timeout=120)
-    assert not thread.is_alive() and "matplotlib.pyplot" in sys.modules
-
-    def refuse(self):
-        raise RuntimeError("can't start new thread")
-
-    monkeypatch.setattr(threading.Thread, "start", refuse)
-    assert class_report.preload() is None

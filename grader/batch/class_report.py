@@ -1,9 +1,9 @@
 """The class report ``batch`` writes beside its CSV, and a feedback file per student.
 
 For ``grades.csv`` it writes ``grades-report.html`` and ``grades-report.md`` (the same content),
-with two pictures beside them (``grades-scores.png``, the distribution of totals, and
-``grades-exercises.png``, each exercise's mean and zero count; drawn by matplotlib's Agg
-backend): per exercise the mean, median and number of zeros; the diagnosed mistakes ranked by
+with two pictures beside them (``grades-scores.svg``, the distribution of totals, and
+``grades-exercises.svg``, each exercise's mean and zero count; :mod:`grader.batch.charts`):
+per exercise the mean, median and number of zeros; the diagnosed mistakes ranked by
 how many students made them, with who; the students whose submission was flagged, had a module
 that could not be graded (missing, a syntax error, ...) or was not graded at all; and every
 student's total with a link to their feedback. The feedback file, ``FEEDBACK.md`` beside the
@@ -22,12 +22,12 @@ from __future__ import annotations
 import html
 import os
 import statistics
-import threading
 import urllib.parse
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.batch import charts
 from grader.hygiene import NAME, clean
 from grader.model import Report
 from grader.reports import replace_atomically
@@ -161,65 +161,17 @@ def write_feedback(student: Student, reports_dir: Path) -> Path:
     return path
 
 
-def _pyplot():
-    """matplotlib's pyplot on the Agg backend (no display), or None where matplotlib is missing."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib import pyplot as plt
-    except ImportError:
-        return None
-    return plt
-
-
-def preload() -> threading.Thread | None:
-    """Import matplotlib in a thread of its own while the class is being graded, so the pictures at
-    the end do not wait for it (0.4 s measured, the longest part of what ``batch`` does after the
-    last grade). Call it only in a process that forks no more: a fork while the import holds its
-    locks would leave them held in the child. Only a speed-up: where no thread can be started, None
-    (:func:`draw` imports it then)."""
-    thread = threading.Thread(target=_pyplot, name="matplotlib import", daemon=True)
-    try:
-        thread.start()
-    except RuntimeError:  # "can't start new thread": out of threads or memory
-        return None
-    return thread
-
-
 def draw(stem: Path, rubric, students: list[Student], stats: list[ExerciseStats]) -> list[Path]:
-    """The two pictures (PNG) beside the page; none when matplotlib is missing."""
-    if (plt := _pyplot()) is None:
-        return []
+    """The two pictures (SVG, :mod:`grader.batch.charts`) beside the page."""
     graded = [s.report.score for s in students if not s.skipped]
-    scores_png = stem.with_name(f"{stem.name}-scores.png")
-    fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
-    top = max(rubric.max_score, 1.0)
-    ax.hist(graded, bins=min(20, max(5, len(graded))), range=(0, top), color="#4c72b0", edgecolor="white")
-    ax.set_xlabel(f"total score (out of {rubric.max_score:g})")
-    ax.set_ylabel("students")
-    ax.set_title(f"Score distribution ({len(graded)} graded)")
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    fig.tight_layout()
-    fig.savefig(scores_png)
-    plt.close(fig)
-    exercises_png = stem.with_name(f"{stem.name}-exercises.png")
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(stats) + 1.4), dpi=100)
-    names = [s.name for s in stats][::-1]
-    means = [100 * s.mean / s.max_score if s.max_score else 0 for s in stats][::-1]
-    bars = ax.barh(names, means, color="#55a868")
-    for bar, s in zip(bars, stats[::-1]):
-        ax.text(102, bar.get_y() + bar.get_height() / 2,
-                f"mean {s.mean:.3g}/{s.max_score:g}, {s.zeros} at zero", va="center", fontsize=8)
-    ax.set_xlim(0, 150)
-    ax.set_xticks([0, 25, 50, 75, 100])
-    ax.spines[['top', 'right']].set_visible(False)
-    ax.set_xlabel("mean score, % of the exercise's points")
-    ax.set_title("Per exercise")
-    fig.tight_layout()
-    fig.savefig(exercises_png)
-    plt.close(fig)
-    return [scores_png, exercises_png]
+    scores = stem.with_name(f"{stem.name}-scores.svg")
+    replace_atomically(scores, charts.histogram(graded, max(rubric.max_score, 1.0), title=f"Score distribution ({len(graded)} graded)",
+                                                xlabel=f"total score (out of {rubric.max_score:g})"))
+    exercises = stem.with_name(f"{stem.name}-exercises.svg")
+    rows = [(s.name, 100 * s.mean / s.max_score if s.max_score else 0.0, f"mean {s.mean:.3g}/{s.max_score:g}, {s.zeros} at zero")
+            for s in stats]
+    replace_atomically(exercises, charts.bars(rows, title="Per exercise", xlabel="mean score, % of the exercise's points"))
+    return [scores, exercises]
 
 
 def link(target: Path, base: Path) -> str:
@@ -268,8 +220,6 @@ def page_html(title, summary, stats, ranked, notes, students, pictures, feedback
            "vertical-align:top;overflow-wrap:anywhere;max-width:40em}th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%;display:block;margin:1em 0}"
            "</style></head><body>", f"<h1>{e(title)}</h1>", f"<p>{e(summary)}</p>"]
     out += [f'<img src="{html.escape(link(p, base))}" alt="{e(p.stem)}">' for p in pictures]
-    if not pictures:
-        out.append("<p>No pictures: matplotlib is not installed (pip install -r requirements.txt).</p>")
     out += ["<h2>Per exercise</h2>", "<table><tr><th>exercise</th><th>points</th><th>mean</th><th>median</th>"
             "<th>students at zero</th></tr>"]
     out += [f'<tr><td>{e(s.name)}</td><td class="n">{s.max_score:g}</td><td class="n">{s.mean:.3g}</td>'

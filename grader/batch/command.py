@@ -250,7 +250,7 @@ def run(
             task = progress.add_task(f"grading {assignment}", total=len(folders), completed=len(results), last="")
             progress.refresh()
             graded = grade_many(pending, resolved, settings, jobs=jobs, known=known, extra_flags=extra_flags,
-                                ready=begin, forked=class_report.preload) if pending else []
+                                ready=begin) if pending else []
             for folder, report in graded:
                 record(folder.name, report)
                 last = escape(clean(f"{names[folder.name]}: {report.score:g}/{report.max_score:g}", 80))

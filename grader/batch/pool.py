@@ -29,7 +29,6 @@ def grade_many(
     known: frozenset[str] | Callable[[Path], frozenset[str]] = frozenset(),
     extra_flags: Callable[[Path], list[str]] | None = None,
     ready: Callable[[set[str]], None] | None = None,
-    forked: Callable[[], object] | None = None,
 ) -> Iterator[tuple[Path, Report]]:
     """Yield ``(root, report)`` for every submission folder, in the order they finish.
 
@@ -38,8 +37,7 @@ def grade_many(
     grading process. A submission whose grading process dies still gets a report (score 0,
     a grader error). ``ready(isolation)`` is called once the sandbox has proved it works, with
     how it confines student code (``confine.NAMESPACES`` or the weaker modes), before any
-    student's code runs: it may raise to grade nobody. ``forked()`` is called once the grading
-    processes' parent is forked, after which this process forks no more (it may start threads).
+    student's code runs: it may raise to grade nobody.
 
     The sandbox runs one submission's workers at a time (``zygote.turn``: no two students' code
     ever runs at once), so a submission's modules run up to ``jobs`` at a time instead, as far as
@@ -71,8 +69,6 @@ def grade_many(
             finally:
                 os._exit(code)
         os.close(write_end)
-        if forked is not None:
-            forked()
         left = dict(enumerate(roots))
         try:
             with os.fdopen(read_end, "rb") as lines:
