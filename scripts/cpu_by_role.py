@@ -1,5 +1,6 @@
 """Where a batch's CPU goes, by process role: the sandbox's handlers, supervisors, workers and
-namespace inits, the trusted collector and grading processes. Linux, as root, with ``perf``.
+namespace inits, the trusted collector and grading processes, and the batch's own process (the
+CSV, the reports, the class report). Linux, as root, with ``perf``.
 
     .venv/bin/python scripts/cpu_by_role.py [--class /tmp/class40] [--jobs 2] [--code DIR]
 
@@ -65,8 +66,10 @@ def role(pid: int, batch: int, parent: dict[int, int], comm: dict[int, str]) -> 
     while pid in parent and pid != batch:
         chain.append(pid)
         pid = parent[pid]
-    if pid != batch or not chain:
-        return None  # outside the batch, or its main process
+    if pid != batch:
+        return None  # outside the batch
+    if not chain:
+        return "batch (its own process)"  # the CSV, the reports, the class report
     top, depth = chain[-1], len(chain)  # the batch's child: the zygote (exec'd) or the collector (forked)
     names = SANDBOX if comm.get(top) == "python" else TRUSTED
     name = names.get(depth, f"depth {depth}")
@@ -88,7 +91,7 @@ def main() -> None:
     for pid, n in samples.items():
         if (name := role(pid, batch, parent, comm)) is not None:
             cpu[name] += n
-    for pid in parent:
+    for pid in {*parent, batch}:
         if (name := role(pid, batch, parent, comm)) is not None:
             count[name] += 1
     print(f"batch --jobs {args.jobs} on {students} submissions ({args.code}): CPU by role")
