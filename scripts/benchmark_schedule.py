@@ -1,6 +1,6 @@
 """``batch`` on a class of different submissions, this checkout against another commit, paired.
 
-    .venv/bin/python scripts/benchmark_schedule.py --vs 6f1d716 [-n 40] [--runs 5] [--jobs 2]
+    .venv/bin/python scripts/benchmark_schedule.py --vs 6f1d716 [-n 40] [--runs 5] [--jobs 2] [--cold]
 
 Makes a class of N different ch03 submissions (``scripts/different_class.py``: the reference
 solutions with one student mistake each, so most fail somewhere and are diagnosed), checks out
@@ -9,6 +9,12 @@ grader batch`` on the class from each checkout in turn (this, then the other, ``
 each run writes into a fresh folder, so nothing is reused). Each side also grades a class of one,
 in turn, so that a further submission's cost can be told from the start-up every run pays once
 (importing torch, starting the sandbox, collecting the suite, the class report's pictures).
+
+Python's bytecode cache is kept, as on an instructor's machine after its first batch (each side
+writes its own in a first, untimed run), even where the calling shell sets
+``PYTHONDONTWRITEBYTECODE`` (this project's machines do: there every run compiled the grader, the
+suite and the references afresh, 0.1 s and more of a run). ``--cold`` compiles everything in every
+run instead, as a fresh runner does.
 
 Prints, per side, the medians of the wall time and of the CPU time (the command and every process
 it waited for), a further submission's wall time ((class - class of one) / (N - 1)), and the
@@ -33,13 +39,24 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
-def timed(checkout: Path, klass: Path, out: Path, jobs: int) -> tuple[float, float]:
+def environment(out: Path, cold: bool) -> dict[str, str]:
+    """The batch's environment: Python's bytecode cache kept (beside the sources), as on an
+    instructor's machine after its first run, whatever this shell says; or, ``cold``, a cache of
+    its own for this run alone (``PYTHONPYCACHEPREFIX``), so every module is compiled afresh, as on
+    a fresh runner. (The zygote, started with ``-I``, keeps its own cache either way.)"""
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    if cold:
+        env["PYTHONPYCACHEPREFIX"] = str(out / "bytecode")
+    return env
+
+
+def timed(checkout: Path, klass: Path, out: Path, jobs: int, cold: bool = False) -> tuple[float, float]:
     """Wall and CPU seconds of one ``batch`` of ``klass`` run from ``checkout``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.run([str(PYTHON), "-m", "grader", "batch", str(klass), "--assignment", "ch03",
                            "--csv", str(out / "grades.csv"), "--jobs", str(jobs)],
-                          cwd=checkout, capture_output=True, text=True, timeout=3600)
+                          cwd=checkout, capture_output=True, text=True, timeout=3600, env=environment(out, cold))
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0 or " graded in " not in proc.stdout + proc.stderr:
@@ -53,6 +70,8 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=40, help="submissions in the class")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cold", action="store_true",
+                        help="compile every module afresh in every run (a fresh runner), not from the kept bytecode cache")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="benchmark-schedule-") as folder:
         base = Path(folder)
@@ -69,19 +88,21 @@ def main() -> int:
             sides = {"this": ROOT, "other": other}
             runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
             count = 0
-            timed(ROOT, one, base / "warm-up", args.jobs)  # the page cache warm for both
+            for name, checkout in sides.items():  # the page cache warm for both, and each side's bytecode cache written
+                timed(checkout, one, base / f"warm-up-{name}", args.jobs)
             for run in range(args.runs):
                 for name, checkout in sides.items():
                     for size, folder in (("class", klass), ("one", one)):
                         count += 1
-                        runs.setdefault((name, size), []).append(timed(checkout, folder, base / f"out{count}", args.jobs))
+                        runs.setdefault((name, size), []).append(
+                            timed(checkout, folder, base / f"out{count}", args.jobs, args.cold))
                 print(f"run {run + 1}: " + ", ".join(f"{name} {runs[(name, 'class')][-1][0]:.1f} s" for name in sides),
                       file=sys.stderr)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT, capture_output=True)
     median = statistics.median
     print(f"batch --jobs {args.jobs}, {args.n} different ch03 submissions, {args.runs} runs each, in turn "
-          f"(this checkout against {args.vs}):")
+          f"(this checkout against {args.vs}; bytecode {'compiled afresh in every run' if args.cold else 'cached'}):")
     further = {}
     for name in ("this", "other"):
         walls = [wall for wall, _ in runs[(name, "class")]]
