@@ -13,8 +13,8 @@ in turn, so that a further submission's cost can be told from the start-up every
 Python's bytecode cache is kept, as on an instructor's machine after its first batch (each side
 writes its own in a first, untimed run), even where the calling shell sets
 ``PYTHONDONTWRITEBYTECODE`` (this project's machines do: there every run compiled the grader, the
-suite and the references afresh, 0.1 s and more of a run). ``--cold`` compiles everything in every
-run instead, as a fresh runner does.
+suite and the references afresh, 0.1 s and more of a run). ``--cold`` compiles the checkout's own
+code in every run instead, as those runs did (a first run after an update).
 
 Prints, per side, the medians of the wall time and of the CPU time (the command and every process
 it waited for), a further submission's wall time ((class - class of one) / (N - 1)), and the
@@ -39,24 +39,28 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 
 
-def environment(out: Path, cold: bool) -> dict[str, str]:
+def environment(checkout: Path, cold: bool) -> dict[str, str]:
     """The batch's environment: Python's bytecode cache kept (beside the sources), as on an
-    instructor's machine after its first run, whatever this shell says; or, ``cold``, a cache of
-    its own for this run alone (``PYTHONPYCACHEPREFIX``), so every module is compiled afresh, as on
-    a fresh runner. (The zygote, started with ``-I``, keeps its own cache either way.)"""
+    instructor's machine after its first run, whatever this shell says; or, ``cold``, none kept
+    for the checkout's own code (the grader, the suite, the references: its ``__pycache__``
+    folders are removed first, and none is written), so that each run compiles it afresh, as
+    this project's earlier figures did. The libraries' bytecode (torch's) is read either way."""
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     if cold:
-        env["PYTHONPYCACHEPREFIX"] = str(out / "bytecode")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        for cache in [p for p in checkout.rglob("__pycache__") if ".venv" not in p.relative_to(checkout).parts]:
+            shutil.rmtree(cache, ignore_errors=True)
     return env
 
 
 def timed(checkout: Path, klass: Path, out: Path, jobs: int, cold: bool = False) -> tuple[float, float]:
     """Wall and CPU seconds of one ``batch`` of ``klass`` run from ``checkout``."""
+    env = environment(checkout, cold)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.run([str(PYTHON), "-m", "grader", "batch", str(klass), "--assignment", "ch03",
                            "--csv", str(out / "grades.csv"), "--jobs", str(jobs)],
-                          cwd=checkout, capture_output=True, text=True, timeout=3600, env=environment(out, cold))
+                          cwd=checkout, capture_output=True, text=True, timeout=3600, env=env)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0 or " graded in " not in proc.stdout + proc.stderr:
@@ -71,7 +75,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cold", action="store_true",
-                        help="compile every module afresh in every run (a fresh runner), not from the kept bytecode cache")
+                        help="compile the checkout's own code afresh in every run (no bytecode cache kept for it), as this project's earlier figures did")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="benchmark-schedule-") as folder:
         base = Path(folder)
