@@ -4,14 +4,17 @@ each exercise's mean (a bar each, its mean and number of zeros beside it).
 Two bar charts need no plotting library: drawn by matplotlib, they cost ``batch`` 0.4 s of CPU to
 import it and 0.17 s to draw them after the last grade (docs/benchmarks.md); written here, a
 millisecond. An SVG file is an image every browser shows (``<img>``), and Markdown viewers too.
-Every text is escaped for XML; the numbers are formatted here.
+Every text is made safe (:func:`grader.hygiene.clean`, and the two characters XML forbids that it
+keeps), capped and escaped for XML; the numbers are formatted here.
 """
 
 from __future__ import annotations
 
 import bisect
+import html
 import math
-from html import escape
+
+from grader.hygiene import clean
 
 FONT = "font-family:sans-serif;font-size:12px;fill:#222"
 HISTOGRAM_COLOUR = "#4c72b0"
@@ -54,6 +57,18 @@ def ticks_within(top: float, most: int = 8) -> list[float]:
     return [round(step * k, 10) for k in range(math.floor(top / step + 1e-9) + 1)]
 
 
+NAME_CHARACTERS = 40  # an exercise's name beside its bar, at most (a longer one is cut, "…")
+CHARACTER_WIDTH = 7  # pixels a character of the names takes, about, at 12 px
+NOTE_CHARACTERS = 60  # a note beside a bar, at most
+NOTE_WIDTH = 6  # pixels a character of the notes takes, about, at 11 px
+
+
+def escape(text: str, limit: int = 200) -> str:
+    """``text`` as the content of an SVG element or attribute: one line, no control characters,
+    every character one XML allows (a noncharacter becomes U+FFFD), at most ``limit`` characters."""
+    return html.escape(clean(text, limit).replace("\ufffe", "\ufffd").replace("\uffff", "\ufffd"), quote=True)
+
+
 def _document(width: int, height: int, title: str, body: list[str]) -> str:
     return "\n".join([
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
@@ -66,8 +81,8 @@ def _document(width: int, height: int, title: str, body: list[str]) -> str:
     ])
 
 
-def _text(x: float, y: float, text: str, anchor: str = "start", extra: str = "") -> str:
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
+def _text(x: float, y: float, text: str, anchor: str = "start", extra: str = "", limit: int = 200) -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text, limit)}</text>'
 
 
 def histogram(values: list[float], top: float, *, title: str, xlabel: str, ylabel: str = "students",
@@ -105,22 +120,26 @@ def histogram(values: list[float], top: float, *, title: str, xlabel: str, ylabe
 
 def bars(rows: list[tuple[str, float, str]], *, title: str, xlabel: str, width: int = 800) -> str:
     """One horizontal bar per ``(name, percent, note)``, in order from the top: its length the
-    percent (0 to 100), the note beside the 100 % mark."""
-    longest = max((len(name) for name, _, _ in rows), default=0)
-    left, right, upper, lower, row = min(20 + 7 * longest, 300), 20, 40, 50, 50
+    percent (0 to 100), the note beside the 100 % mark. ``width`` at least: wider where the names
+    and the notes need it."""
+    longest = max((len(clean(name, NAME_CHARACTERS)) for name, _, _ in rows), default=0)
+    notes = max((len(clean(note, NOTE_CHARACTERS)) for _, _, note in rows), default=0)
+    left, right, upper, lower, row = 20 + CHARACTER_WIDTH * longest, 20, 40, 50, 50
     height = upper + lower + row * max(len(rows), 1)
-    plot_w = width - left - right
-    hundred = plot_w * 100 / 150  # the bars take two thirds of the width, the notes the rest
+    # The bars take two thirds of the axis, the notes the rest from 102 %: room for the longest.
+    plot_w = max(width - left - right, math.ceil((NOTE_WIDTH * notes + 10) / (1 - 1.02 * 100 / 150)))
+    width = left + plot_w + right
+    hundred = plot_w * 100 / 150
     base = height - lower
     body = [_text(left + plot_w / 2, 22, title, "middle", ' style="font-size:14px"')]
     for i, (name, percent, note) in enumerate(rows):
         middle = upper + row * i + row / 2
         length = hundred * min(max(percent, 0.0), 100.0) / 100
-        body.append(_text(left - 6, middle + 4, name, "end"))
+        body.append(_text(left - 6, middle + 4, name, "end", limit=NAME_CHARACTERS))
         if length > 0:
             body.append(f'<rect class="bar" x="{left}" y="{middle - row * 0.4:.1f}" width="{length:.1f}" '
                         f'height="{row * 0.8:.1f}" fill="{BAR_COLOUR}"><title>{percent:.3g} %</title></rect>')
-        body.append(_text(left + hundred * 102 / 100, middle + 4, note, extra=' style="font-size:11px"'))
+        body.append(_text(left + hundred * 102 / 100, middle + 4, note, extra=' style="font-size:11px"', limit=NOTE_CHARACTERS))
     for tick in (0, 25, 50, 75, 100):
         x = left + hundred * tick / 100
         body.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" {AXIS}/>')
