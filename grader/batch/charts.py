@@ -81,8 +81,21 @@ def _document(width: int, height: int, title: str, body: list[str]) -> str:
     ])
 
 
-def _text(x: float, y: float, text: str, anchor: str = "start", extra: str = "", limit: int = 200) -> str:
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text, limit)}</text>'
+def _text(x: float, y: float, text: str, anchor: str = "start", extra: str = "") -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
+
+
+def _frame(left: float, upper: float, base: float, plot_w: float, height: int, title: str,
+           ticks: list[tuple[float, str]], xlabel: str) -> list[str]:
+    """What both pictures draw around their bars: the title, the x axis with its ticks (``(x, label)``)
+    and its label below, the y axis' line."""
+    body = [_text(left + plot_w / 2, 22, title, "middle", ' style="font-size:14px"')]
+    for x, label in ticks:
+        body.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" {AXIS}/>')
+        body.append(_text(x, base + 17, label, "middle"))
+    return body + [f'<line x1="{left}" y1="{base}" x2="{left + plot_w}" y2="{base}" {AXIS}/>',
+                   f'<line x1="{left}" y1="{upper}" x2="{left}" y2="{base}" {AXIS}/>',
+                   _text(left + plot_w / 2, height - 10, xlabel, "middle")]
 
 
 def histogram(values: list[float], top: float, *, title: str, xlabel: str, ylabel: str = "students",
@@ -96,7 +109,7 @@ def histogram(values: list[float], top: float, *, title: str, xlabel: str, ylabe
     plot_w, plot_h = width - left - right, height - upper - lower
     base = upper + plot_h
     scale = plot_h / ticks[-1]
-    body = [_text(left + plot_w / 2, 22, title, "middle", ' style="font-size:14px"')]
+    body = []
     for tick in ticks:  # the y axis: a label and a faint line per tick
         y = base - tick * scale
         body.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#eee"/>')
@@ -107,14 +120,9 @@ def histogram(values: list[float], top: float, *, title: str, xlabel: str, ylabe
             body.append(f'<rect class="bar" x="{left + i * slot + 0.5:.1f}" y="{base - count * scale:.1f}" '
                         f'width="{max(slot - 1, 0.5):.1f}" height="{count * scale:.1f}" fill="{HISTOGRAM_COLOUR}">'
                         f"<title>{count}</title></rect>")
-    for tick in ticks_within(top):
-        x = left + plot_w * tick / top
-        body.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" {AXIS}/>')
-        body.append(_text(x, base + 17, f"{tick:g}", "middle"))
-    body += [f'<line x1="{left}" y1="{base}" x2="{left + plot_w}" y2="{base}" {AXIS}/>',
-             f'<line x1="{left}" y1="{upper}" x2="{left}" y2="{base}" {AXIS}/>',
-             _text(left + plot_w / 2, height - 10, xlabel, "middle"),
-             _text(16, upper + plot_h / 2, ylabel, "middle", f' transform="rotate(-90 16 {upper + plot_h / 2:.1f})"')]
+    body += _frame(left, upper, base, plot_w, height, title,
+                   [(left + plot_w * tick / top, f"{tick:g}") for tick in ticks_within(top)], xlabel)
+    body.append(_text(16, upper + plot_h / 2, ylabel, "middle", f' transform="rotate(-90 16 {upper + plot_h / 2:.1f})"'))
     return _document(width, height, title, body)
 
 
@@ -122,8 +130,9 @@ def bars(rows: list[tuple[str, float, str]], *, title: str, xlabel: str, width: 
     """One horizontal bar per ``(name, percent, note)``, in order from the top: its length the
     percent (0 to 100), the note beside the 100 % mark. ``width`` at least: wider where the names
     and the notes need it."""
-    longest = max((len(clean(name, NAME_CHARACTERS)) for name, _, _ in rows), default=0)
-    notes = max((len(clean(note, NOTE_CHARACTERS)) for _, _, note in rows), default=0)
+    rows = [(clean(name, NAME_CHARACTERS), percent, clean(note, NOTE_CHARACTERS)) for name, percent, note in rows]
+    longest = max((len(name) for name, _, _ in rows), default=0)
+    notes = max((len(note) for _, _, note in rows), default=0)
     left, right, upper, lower, row = 20 + CHARACTER_WIDTH * longest, 20, 40, 50, 50
     height = upper + lower + row * max(len(rows), 1)
     # The bars take two thirds of the axis, the notes the rest from 102 %: room for the longest.
@@ -131,20 +140,15 @@ def bars(rows: list[tuple[str, float, str]], *, title: str, xlabel: str, width: 
     width = left + plot_w + right
     hundred = plot_w * 100 / 150
     base = height - lower
-    body = [_text(left + plot_w / 2, 22, title, "middle", ' style="font-size:14px"')]
+    body = []
     for i, (name, percent, note) in enumerate(rows):
         middle = upper + row * i + row / 2
         length = hundred * min(max(percent, 0.0), 100.0) / 100
-        body.append(_text(left - 6, middle + 4, name, "end", limit=NAME_CHARACTERS))
+        body.append(_text(left - 6, middle + 4, name, "end"))
         if length > 0:
             body.append(f'<rect class="bar" x="{left}" y="{middle - row * 0.4:.1f}" width="{length:.1f}" '
                         f'height="{row * 0.8:.1f}" fill="{BAR_COLOUR}"><title>{percent:.3g} %</title></rect>')
-        body.append(_text(left + hundred * 102 / 100, middle + 4, note, extra=' style="font-size:11px"', limit=NOTE_CHARACTERS))
-    for tick in (0, 25, 50, 75, 100):
-        x = left + hundred * tick / 100
-        body.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" {AXIS}/>')
-        body.append(_text(x, base + 17, str(tick), "middle"))
-    body += [f'<line x1="{left}" y1="{base}" x2="{left + plot_w}" y2="{base}" {AXIS}/>',
-             f'<line x1="{left}" y1="{upper}" x2="{left}" y2="{base}" {AXIS}/>',
-             _text(left + plot_w / 2, height - 10, xlabel, "middle")]
+        body.append(_text(left + hundred * 102 / 100, middle + 4, note, extra=' style="font-size:11px"'))
+    body += _frame(left, upper, base, plot_w, height, title,
+                   [(left + hundred * tick / 100, str(tick)) for tick in (0, 25, 50, 75, 100)], xlabel)
     return _document(width, height, title, body)
