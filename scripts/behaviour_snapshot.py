@@ -6,7 +6,7 @@ keep behaviour (a restructuring) can be compared with the commit before it:
 
 Written to OUT: ``solutions-<assignment>.json`` (the hidden grade's report of the reference solutions, timings
 removed) and ``demo-<assignment>.txt`` (what ``demo`` prints: the solutions and the bundled sample),
-``class.csv`` and ``class-reports/`` (``batch`` over ``--class``, for example a folder made by
+``class.csv``, ``class-report.md`` and ``class-reports/`` (``batch`` over ``--class``, for example a folder made by
 ``scripts/different_class.py``), ``public-check.txt`` (``check`` in a released template of ch03, its
 terminal output), and ``unseen/`` and ``corpus-<name>/`` (``scripts/grade_unseen_mistakes.py``'s
 feedback on the mistakes of ``project_tests/unseen_mistakes.toml`` and of each kept corpus named,
@@ -84,9 +84,11 @@ def main() -> int:
             csv = scratch / "class" / "class.csv"
             run("-m", "grader", "batch", str(args.class_folder.resolve()), "--assignment", "ch03", "--csv", str(csv), "--jobs", "2")
             shutil.copyfile(csv, out / "class.csv")
-            (out / "class-reports").mkdir()
-            for report in sorted((csv.parent / "ch03-reports").glob("*.json")):
-                write_stable_json(report, out / "class-reports" / report.name)
+            shutil.copyfile(csv.parent / "class-report.md", out / "class-report.md")
+            for student in sorted(p for p in (csv.parent / "ch03-reports").iterdir() if p.is_dir()):
+                (out / "class-reports" / student.name).mkdir(parents=True)
+                write_stable_json(student / "REPORT.json", out / "class-reports" / student.name / "REPORT.json")
+                shutil.copyfile(student / "FEEDBACK.md", out / "class-reports" / student.name / "FEEDBACK.md")
         corpora = [("unseen", None)] * (not args.no_unseen) + [(f"corpus-{d.stem}", d) for d in args.corpus]
         for name, diff in corpora:
             extra = []
