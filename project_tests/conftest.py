@@ -54,7 +54,8 @@ END_TO_END_FILES = {
     "test_actions.py", "test_add_assignment.py", "test_batch.py", "test_batch_warm.py", "test_check.py",
     "test_diagnosis.py", "test_grading.py", "test_mutants.py", "test_notebooks.py", "test_rehearsal.py",
     "test_release.py", "test_reused_passes.py", "test_shared_box.py", "test_steps_on_demand.py",
-    "test_workflow.py", "test_class_report.py", "test_slips.py", "test_unseen_mistakes.py", "test_honest_rewrites.py",
+    "test_workflow.py", "test_class_report.py", "test_slips.py", "test_unseen_mistakes.py", "test_kept_mistakes.py",
+    "test_honest_rewrites.py",
     "test_mechanism.py",
 }
 END_TO_END_TESTS = {"test_closing_a_box_reaps_what_its_workers_left_so_that_init_ends"}

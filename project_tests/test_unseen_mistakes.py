@@ -77,33 +77,6 @@ def test_most_mistakes_get_their_concept_or_their_line(graded, where):
     assert shown >= SHOWS_CAUSE_AT_LEAST[where], f"{shown:.2f} of the mistakes; without: {missing}"
 
 
-# The fresh corpora, kept after their measure (docs/feedback-measures.md) as patches against the
-# solutions: training sets now, held to what a test can hold without a reader.
-KEPT = sorted((ROOT / "project_tests" / "fresh_mistakes").glob("*.diff"))
-# Written as mistakes, but what the contract allows: a table kept as an nn.Parameter computes the same
-# values (test_agreement.py's pe-table-parameter keeps full marks on both sides, as issue 34 asked);
-# new nn.Parameter objects for sa_v1's matrices are the book's own answer to Exercise 3.1 (the stub's
-# docstring asked for the old objects until 2026-11-28; it now allows both, as the checks always did).
-# A trainable table (2026-11-28h 55) is the same case: the contract fixes P's values and shape, not
-# whether it is a buffer, a frozen or a trainable parameter (docs/feedback-measures.md, the eighth measure).
-CORRECT_UNDER_THE_CONTRACT = {"55-d2l_attention-positional_encoding-P-as-parameter",
-                              "17-ch03-weight_transfer-replaces-parameter-objects",
-                              "55-d2l_attention-positional_encoding-trainable-parameter"}
-
-
-@pytest.fixture(scope="module", params=KEPT, ids=lambda diff: diff.stem)
-def kept(request, tmp_path_factory):
-    mistakes = unseen.from_patch(request.param, tmp_path_factory.mktemp(f"corpus-{request.param.stem}"))
-    return mistakes, graded_as_students(mistakes, tmp_path_factory, f"kept-{request.param.stem}")
-
-
-@pytest.mark.parametrize("where", ["hidden", "public"])
-def test_every_kept_fresh_mistake_loses_points_without_a_grader_error_or_two_stories(kept, where):
-    mistakes, graded = kept
-    assert len(mistakes) >= 40  # the corpus was rebuilt, not lost
-    assert problems(mistakes, graded[where], excused=CORRECT_UNDER_THE_CONTRACT) == ([], [], [])
-
-
 # Mistakes written here, one per family the 2026-11-28 measure found told otherwise on one side, or
 # vaguely on both: what each side prints now.
 WRITTEN_HERE = [
