@@ -12,7 +12,8 @@ import torch
 
 from grader.diagnosis import catalog
 from grader.diagnosis.explain import classify, concept_for, explain
-from grader.diagnosis.localize import CONTEXT, SOFTMAX_INPUT, WEIGHTS, first_difference
+from grader.diagnosis.localize import first_difference
+from grader.diagnosis.stages import CONTEXT, SOFTMAX_INPUT, WEIGHTS
 from grader.reports.common import cell, grid_rows
 from grader.sandbox import wire
 from grader.sandbox.trace import traced

@@ -813,7 +813,7 @@ def test_a_wrong_shape_computed_from_the_inputs_is_not_moved_to_its_scales_line(
 def test_the_references_reduction_of_the_same_value_is_found_by_shape():
     import torch
 
-    from grader.diagnosis.diagnose import reduced_otherwise, reference_reduction
+    from grader.diagnosis.reductions import reduced_otherwise, reference_reduction
 
     where = ["mine.py", 3, 0]
     mine = {0: ["exp", [4, 3], where, []], 1: ["sum", [4], where, [0]]}
@@ -829,7 +829,7 @@ def test_the_references_reduction_of_the_same_value_is_found_by_shape():
 
 
 def test_a_dropped_dimension_is_found_from_the_shapes_alone():
-    from grader.diagnosis.diagnose import dropped_dimension
+    from grader.diagnosis.reductions import dropped_dimension
 
     where = ["mine.py", 3, 0]
     steps = {0: ["exp", [2, 3, 5], where, []], 1: ["sum", [2, 3], where, [0]]}

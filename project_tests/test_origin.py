@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import torch
 
-from grader.diagnosis.diagnose import parse_failure
-from grader.diagnosis.origin import made_at, shape_origin, source_tree, statement_at, value_origin
+from grader.diagnosis.origin import value_origin
+from grader.diagnosis.sent import parse_failure
+from grader.diagnosis.source_text import made_at, source_tree, statement_at
+from grader.diagnosis.wrong_shapes import shape_origin
 from grader.sandbox import probing, trace
 
 REFERENCE = """import torch
@@ -202,7 +204,7 @@ def test_the_dimension_the_reference_reduces_along_is_found_for_a_whole_tensor_s
 
 
 def test_a_reduction_instead_of_a_whole_sum_is_said_as_the_reference_makes_it():
-    from grader.diagnosis.diagnose import reduced_instead
+    from grader.diagnosis.reductions import reduced_instead
 
     columns = reduced_instead((4, 3), -2, False)
     assert "dimension 0 only (of size 4), one result per column" in columns and "(dim=0)" in columns
@@ -292,7 +294,7 @@ def test_a_result_computed_and_dropped_is_found_where_the_reference_goes_on_with
 
 
 def test_a_boolean_mask_is_known_inverted_only_in_its_own_shape():
-    from grader.diagnosis.origin import KnownValues
+    from grader.diagnosis.known_values import KnownValues
 
     future = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)  # the reference's: the entries filled
     values = KnownValues([["triu", future, ["x.py", 1, 0], []]])

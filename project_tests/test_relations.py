@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import torch
 
-from grader.diagnosis.diagnose import parse_failure
-from grader.diagnosis.localize import Localization, first_difference, shape_departure
+from grader.diagnosis.localize import first_difference, shape_departure
 from grader.diagnosis.relations import relation
+from grader.diagnosis.sent import parse_failure
+from grader.diagnosis.stages import Localization
 from grader.sandbox import probing, trace
 
 torch.manual_seed(0)
@@ -125,7 +126,7 @@ def test_another_layers_step_is_not_yours_nor_a_step_applied_twice():
 
 
 def test_a_line_is_shown_only_in_the_diagnosed_modules_own_file(tmp_path):
-    from grader.diagnosis.diagnose import line_at
+    from grader.diagnosis.student_lines import line_at
 
     (tmp_path / "scoring.py").write_text("import torch\nscores = q @ k\n")
     (tmp_path / "masked_softmax.py").write_text("import torch\nreturn softmax(x)\n")

@@ -3,107 +3,17 @@
 Both runs are recorded by :mod:`grader.sandbox.trace` on the same inputs: the student's in the
 sandbox, the reference's in this process. The reference's steps are named by role
 (projections, scores, what softmax receives, weights, weights after dropout, context, merged
-heads, output); each is looked for, by value, anywhere among the student's steps, so any
+heads, output: :mod:`grader.diagnosis.stages`); each is looked for, by value, anywhere among the student's steps, so any
 correct way of writing a step is found. The first reference step that the student's steps do
 not contain is reported, with both values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 from grader.diagnosis.catalog import same_tensor
-
-MATMULS = ("matmul", "bmm", "mm", "einsum", "__matmul__")
-PROJECTIONS = (
-    ("queries (the query projection of the input)", ("W_query", "x @ W_query", "W_q")),
-    ("keys (the key projection of the input)", ("W_key", "x @ W_key", "W_k")),
-    ("values (the value projection of the input)", ("W_value", "x @ W_value", "W_v")),
-)
-SCORES = "attention scores (queries times keys transposed)"
-SOFTMAX_INPUT = "scaled and masked scores (what softmax receives)"
-WEIGHTS = "attention weights (the softmax output)"
-DROPPED = "attention weights after dropout"
-CONTEXT = "context vectors (attention weights times values)"
-MERGED = "heads merged back (what the output projection receives)"
-OUTPUT = "output"
-
-
-@dataclass
-class Stage:
-    """One named step of the reference computation."""
-
-    name: str
-    value: torch.Tensor
-    # Other values that are equally right for this step (scores scaled before masking).
-    alternatives: tuple = ()
-    # The student's step with this label is shown as "yours" when it differs.
-    label: str = ""
-
-
-@dataclass
-class Localization:
-    """The first step whose value differs, with the reference's and the student's values, and
-    the index of the student's step that computed "yours" (None: no step of theirs plays it)."""
-
-    stage: str
-    expected: torch.Tensor
-    actual: torch.Tensor | None
-    step: int | None = None
-    # What the reference's steps around this one are (for relations: a step missing or repeated).
-    before: torch.Tensor | None = None
-    after: torch.Tensor | None = None
-    softmax_input: torch.Tensor | None = None
-    # "Yours" is a step of the same kind as this one (same label, or both matrix products):
-    # only then may it be said to be a step missing or applied twice.
-    same_kind: bool = True
-    # How the student computes the stages one part at a time (each head: ``(dim, 0)`` or ``(0, stride)``,
-    # :func:`_ways_of_parts`), when "expected" is one part of the stage's value (:func:`_part_differing`).
-    parts_along: tuple[int, int] | None = None
-    # "expected" is a part that no step of the student's computes (:func:`_part_never_computed`):
-    # ``step`` is then the student's last step computing another part.
-    missing_part: bool = False
-    # The student's steps that hold an earlier stage's value (indices as ``step``): right values,
-    # so nothing they were computed from is where the value goes wrong.
-    matched: tuple = ()
-
-
-def stages(steps: list, output) -> list[Stage]:
-    """The named steps of a reference run, in the order the computation makes them."""
-    found: list[Stage] = []
-    steps = [(step[0], step[1]) for step in steps]
-    for name, labels in PROJECTIONS:
-        value = next((t for label, t in steps if label in labels), None)
-        if value is not None:
-            found.append(Stage(name, value, label=labels[0]))
-    softmax_at = next((i for i, (label, _) in enumerate(steps) if label in ("softmax input", "_softmax input")), None)
-    if softmax_at is not None:
-        given = steps[softmax_at][1]
-        n = given.shape[-1]
-        scores = next((t for label, t in reversed(steps[:softmax_at]) if label in MATMULS and t.shape[-1] == n), None)
-        if scores is not None and scores.shape == given.shape:
-            finite = torch.isfinite(given) & (given > -1e4) & (scores.abs() > 1e-6)
-            scale = (given[finite] / scores[finite]).median() if finite.any() else torch.tensor(1.0)
-            found.append(Stage(SCORES, scores, alternatives=(scores * scale,), label="matmul"))
-        found.append(Stage(SOFTMAX_INPUT, given, label="softmax input"))
-        weights = steps[softmax_at + 1][1] if softmax_at + 1 < len(steps) else None
-        if weights is not None and weights.shape == given.shape:
-            found.append(Stage(WEIGHTS, weights, label="softmax"))
-            after = steps[softmax_at + 2:]
-            dropped = next((t for label, t in after if label == "dropout" and t.shape == weights.shape), None)
-            if dropped is not None and not same_tensor(dropped, weights):
-                found.append(Stage(DROPPED, dropped, label="dropout"))
-            context = next((t for label, t in after if label in MATMULS), None)
-            if context is not None:
-                found.append(Stage(CONTEXT, context, label="matmul"))
-    merged = next((t for label, t in steps if label in ("out_proj input", "W_o input")), None)
-    if merged is not None:
-        found.append(Stage(MERGED, merged, label="out_proj input"))
-    if isinstance(output, torch.Tensor) and output.is_floating_point():
-        found.append(Stage(OUTPUT, output))
-    return found
+from grader.diagnosis.stages import MATMULS, OUTPUT, PROJECTIONS, SOFTMAX_INPUT, Localization, Stage, stages
 
 
 def _matches(stage: Stage, value: torch.Tensor) -> bool:
@@ -153,7 +63,7 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
             if place is not None:
                 return place
         # A part never computed, where the output has the reference's shape (else the shape is what
-        # differs, and the wrong join that makes it is shown: _joined_wrong in diagnose).
+        # differs, and the wrong join that makes it is shown: joined_wrong in shape_error).
         same_shape = not (isinstance(student_output, torch.Tensor) and isinstance(reference_output, torch.Tensor)
                           and student_output.shape != reference_output.shape)
         place = _part_never_computed(stage, theirs, held) if same_shape else None

@@ -3,15 +3,12 @@
 Each function here states something that holds of the code as written, with its line, and only
 when what the diagnosis already observed ties it to the failure:
 
-- :func:`misspelled_methods`: a class of theirs defines ``__init_`` (or ``foward``) where Python
-  looks for ``__init__`` (``forward``), and the error names the method Python looked for: so
-  ``nn.Module``'s own method ran instead of theirs;
 - :func:`unused_values`: a line in a loop that the walk went through (or in the same loop) assigns a name that the
   function never reads afterwards (a GRU's new state, assigned and dropped), so the value it names
   is lost, and what the line reads instead stays the same on every pass;
-- :func:`attributes_kept_apart`: a method assigns ``self._attention_weigths``, which nothing else
-  reads, while the property a failing check reads returns ``self._attention_weights``, which that
-  method never assigns.
+- :func:`dropped_results`: a statement that keeps nothing of what it computes on a name a call passes.
+
+Names written one slip away (``__init_``, ``self._attention_weigths``): :mod:`grader.diagnosis.misspellings`.
 
 Nothing here guesses a cause from a pattern alone: each note is a fact of the file, given only
 where the failure passes through its line.
@@ -22,20 +19,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from grader.diagnosis.origin import source_tree, statement_at
-
-# The methods Python or nn.Module call by name on a class of the student's: a method defined under a
-# near name is never called.
-CALLED_BY_NAME = ("__init__", "forward", "__call__", "extra_repr")
-
-
-def _tree(path: Path):
-    return source_tree(path)[1]
+from grader.diagnosis.source_text import statement_at, syntax_tree
 
 
 def enclosing_function(path: Path, line: int) -> str:
     """The name of the innermost function of ``path`` holding ``line``, else ""."""
-    tree = _tree(path)
+    tree = syntax_tree(path)
     if tree is None:
         return ""
     holding = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -48,7 +37,7 @@ def loop_indexing(path: Path, line: int, dim: int) -> tuple[int, str] | None:
     assignment into a subscript there (``scores[i, j, n:] = v`` and ``dim`` 0: the loop over ``i``);
     where nothing is written at that position (``x[i] = v``, ``dim`` 1) or no subscript is seen, the
     one loop holding the line; None where the position holds another index (a slice, ``r, n:-1``)."""
-    tree = _tree(path)
+    tree = syntax_tree(path)
     if tree is None:
         return None
     index, other = None, False
@@ -78,7 +67,7 @@ def loop_indexing(path: Path, line: int, dim: int) -> tuple[int, str] | None:
 def enclosing_loop(path: Path, line: int) -> tuple[int, str] | None:
     """The innermost loop of ``path`` holding ``line`` (its first line and that line's text), else None.
     A comprehension counts: ``[... for i in range(n - 1)]``."""
-    tree = _tree(path)
+    tree = syntax_tree(path)
     if tree is None:
         return None
     loops = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.comprehension))
@@ -108,7 +97,7 @@ def single_return(path: Path, text: str) -> tuple[int, str] | None:
     function is named."""
     import re
 
-    tree = _tree(path)
+    tree = syntax_tree(path)
     if tree is None:
         return None
     called = set(re.findall(r"\b([A-Za-z_]\w*)\(", text or ""))
@@ -128,55 +117,13 @@ def single_return(path: Path, text: str) -> tuple[int, str] | None:
     return node.lineno, " ".join(line.strip() for line in lines[node.lineno - 1:node.end_lineno])[:200]
 
 
-def _near(a: str, b: str) -> bool:
-    """Whether ``a`` is ``b`` written with one character added, dropped, changed or two swapped (or
-    another case): a slip of the keyboard, not another name."""
-    if a == b:
-        return False
-    if a.lower() == b.lower():
-        return True
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
-                                  and a[diff[1]] == b[diff[0]])
-    short, long = (a, b) if len(a) < len(b) else (b, a)
-    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
-
-
-def misspelled_methods(path: Path, message: str) -> list[str]:
-    """For an error whose message names a method Python calls by name (``X.__init__() takes 1
-    positional argument``, ``missing the required "forward" function``): the student's classes that
-    lack that method and define one under a near name, as notes with their line."""
-    tree = _tree(path)
-    if tree is None:
-        return []
-    notes = []
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-        methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        for wanted in CALLED_BY_NAME:
-            if wanted in methods or wanted not in message:
-                continue
-            if wanted == "__init__" and f"{cls.name}.__init__" not in message and cls.name not in message:
-                continue
-            if wanted != "__init__" and cls.name not in message:
-                continue
-            for name, method in methods.items():
-                if _near(name, wanted):
-                    notes.append(f"line {method.lineno} defines {name}, not {wanted}: class {cls.name} has no method "
-                                 f"{wanted} of its own, so Python never calls yours (it calls nn.Module's {wanted} "
-                                 f"instead, which raised this error). Rename it {wanted}")
-    return notes[:3]
-
-
 def unused_values(path: Path, lines: list[int]) -> list[str]:
     """For lines the walk went through (``lines``) inside a loop: the names a line assigns that
     nothing in its function reads afterwards (nor anywhere in the loop), as notes with their line,
     with the names the line reads that the loop never assigns again (each pass of the loop reads
     the same value: a new state computed and dropped). ``_`` and names starting with ``_`` are a
     way of saying "not used" and are left out; a line outside a loop is not judged."""
-    tree = _tree(path)
+    tree = syntax_tree(path)
     if tree is None:
         return []
     notes = []
@@ -233,7 +180,7 @@ def dropped_results(path: Path, calling: int) -> list[str]:
     """Statements of the function holding line ``calling``, before it, that call a method returning a
     new tensor (``valid_lens.reshape(-1)``) on a name that line ``calling`` passes on, and keep
     nothing of what it returns: notes with their line (the call then passes the name unchanged)."""
-    tree = _tree(path)
+    tree = syntax_tree(path)
     if tree is None:
         return []
     functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -259,82 +206,6 @@ def dropped_results(path: Path, calling: int) -> list[str]:
             notes.append(f"line {statement.lineno} ({shown}) keeps nothing of what it "
                          f"computes: {method.attr} returns a new tensor and leaves {name} as it was, so line "
                          f"{calling} passes {name} unchanged")
-    return notes[:2]
-
-
-def misspelled_names(path: Path, text: str) -> list[str]:
-    """For names that a failing check reads (``decoder.attention_weights`` in ``text``, its words as
-    the checks print them) that nothing in the student's file defines: the classes of theirs that
-    define one under a near name (a method, a property, or ``self.<name> = ...``), as notes with its
-    line. Getting a missing attribute finds nothing, whatever the probe then says."""
-    tree = _tree(path)
-    if tree is None:
-        return []
-    members: dict[str, dict[str, int]] = {}  # class -> what it defines (a method, self.<name> = ...) -> line
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-        own = members.setdefault(cls.name, {})
-        for node in ast.walk(cls):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not cls:
-                own.setdefault(node.name, node.lineno)
-            elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
-                  and isinstance(node.value, ast.Name) and node.value.id == "self"):
-                own.setdefault(node.attr, node.lineno)
-    notes, read = [], _names_read(text)
-    for wanted in read:
-        for cls, own in members.items():
-            if wanted in own:
-                continue
-            for name, line in own.items():
-                # A leading underscore is the usual name of what a property returns, not a slip.
-                if _near(name, wanted) and name not in read and name.lstrip("_") != wanted.lstrip("_"):
-                    notes.append(f"line {line} defines {name}, not {wanted}: class {cls} has no {wanted}, which the "
-                                 f"check reads, so reading it finds nothing. Rename it {wanted}")
-    return notes[:2]
-
-
-def _names_read(text: str) -> dict[str, None]:
-    """The names a check's text reads, as code prints them: after a dot (decoder.attention_weights),
-    or with an underscore inside; in order, once each."""
-    import re
-
-    return dict.fromkeys(re.findall(r"\.([A-Za-z_]\w{5,})\b", text or "") + re.findall(r"\b([A-Za-z]\w*_\w+)\b", text or ""))
-
-
-def _self_attributes(node, ctx) -> list[tuple[str, int]]:
-    """``(name, line)`` of every ``self.<name>`` under ``node`` read (``ast.Load``) or assigned (``ast.Store``)."""
-    return sorted({(n.attr, n.lineno) for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ctx)
-                   and isinstance(n.value, ast.Name) and n.value.id == "self"}, key=lambda pair: pair[1])
-
-
-def attributes_kept_apart(path: Path, text: str) -> list[str]:
-    """For a name that a failing check reads (found in ``text`` as :func:`misspelled_names` finds
-    them) and that a class of theirs defines as a method or property reading ``self.<b>``: another
-    method of the class that assigns ``self.<a>``, a near name of ``b`` (one slip away) that nothing
-    outside that method reads or assigns, and never assigns ``self.<b>``. What that method keeps
-    then never reaches what the check reads: two attributes, where one is meant."""
-    tree = _tree(path)
-    if tree is None:
-        return []
-    read = _names_read(text)
-    notes = []
-    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-        methods = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        stores = {f: _self_attributes(f, ast.Store) for f in methods}  # by node: a property and its setter share a name
-        used = {f: {name for name, _ in _self_attributes(f, ast.Load) + stores[f]} for f in methods}
-        for reader in (f for f in methods if f.name in read):
-            for wanted, line in _self_attributes(reader, ast.Load):
-                for method in (f for f in methods if f is not reader):
-                    stored = stores[method]
-                    if any(name == wanted for name, _ in stored):
-                        continue
-                    elsewhere = set().union(*(used[other] for other in methods if other is not method))
-                    for name, at in stored:
-                        note = (f"line {at} assigns self.{name} in {method.name}, and nothing outside {method.name} "
-                                f"reads it; {reader.name} reads self.{wanted} (line {line}), a near name, "
-                                f"which {method.name} never assigns: they are two attributes, so what {method.name} "
-                                f"keeps never reaches {reader.name}")
-                        if _near(name, wanted) and name not in elsewhere and note not in notes:
-                            notes.append(note)
     return notes[:2]
 
 

@@ -28,7 +28,8 @@ import pytest
 
 from grader.assignment import Assignment
 from grader.diagnosis import catalog
-from grader.diagnosis.diagnose import ProbeRun, diagnose
+from grader.diagnosis.diagnose import diagnose
+from grader.diagnosis.sent import ProbeRun
 from grader.model import Diagnosis
 from grader.rubric import exercise_of
 from grader.sandbox import wire

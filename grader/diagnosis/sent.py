@@ -1,0 +1,150 @@
+"""What the sandbox sent about one probe, read and checked before the diagnosis trusts it.
+
+A probe's value crosses the border as plain data: a traced value's recorded steps (``[label, tensor,
+[file, line, calling line], parents]``), the numbers a computation without tensors assigned, the shapes
+sent with an error as text (``probing.shapes_text``), an error a probe caught and returned. Everything
+here reads that data defensively (a step that is not well formed counts as absent), so that the rest
+of the diagnosis works on checked lists alone. :class:`ProbeRun` is one probe of a module as the
+plugin hands it over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from grader.diagnosis import catalog
+
+
+@dataclass
+class ProbeRun:
+    """One probe of a module: what it called, and what the student's code gave."""
+
+    nodeid: str
+    probe: str
+    kwargs: dict
+    # The decoded value (``{"$traced": ..., "steps": ...}`` for traced probes) or, when the
+    # student's code raised, ``catalog.failure(type, message)``; None: no result at all.
+    student: object
+    where: str = ""  # where student code raised, when it did
+    failed: bool = False  # the test of this probe did not pass
+    checked: str = ""  # what that test checked
+    feedback: dict | None = None  # that test's feedback (expected and actual values)
+    shapes: str = ""  # when the student's code raised: the shapes of its steps until then (see probing)
+    entered: str = ""  # when it raised in another of their files: the line of this module's file that led there
+    called: str = ""  # when it raised in a function of this file called from another of its lines: the outermost
+
+
+def output_of(value):
+    """The tensor a traced probe's value stands for (its output; the first of its outputs; else the
+    first tensor of the probe's dict, which each probe puts first: ``{"context": ..., "weights": ...}``), else None."""
+    value = catalog.unwrap(value)
+    if isinstance(value, dict):
+        named = [value[key] for key in ("out", "output", "result", "outs") if key in value]
+        value = named[0] if named else next((v for v in value.values() if isinstance(v, torch.Tensor)), None)
+    if isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
+        value = value[0]
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def steps_of(value) -> list | None:
+    """The recorded steps of a traced probe's value, as ``[label, tensor, [file, line], parents]``,
+    else None (checked: the sandbox sent them; a step that is not well formed counts as absent,
+    and the indices of the parents as they were sent, which only :mod:`origin` reads)."""
+    if isinstance(value, dict) and "$traced" in value and isinstance(value.get("steps"), list):
+        return [[s[0], s[1], where_of(s[2] if len(s) > 2 else None), _parents_of(s[3] if len(s) > 3 else None)]
+                for s in value["steps"] if isinstance(s, list) and 2 <= len(s) <= 4 and isinstance(s[1], torch.Tensor)]
+    return None
+
+
+def _parents_of(value) -> list:
+    """A step's parents (step indices and attribute names), checked; [] for anything else."""
+    if not isinstance(value, list):
+        return []
+    return [p for p in value[:16] if (type(p) is int and p >= 0) or (type(p) is str and p.isidentifier() and len(p) <= 40)]
+
+
+def where_of(value) -> list:
+    """``[file, line, calling line]`` of a step (checked: the sandbox sent it; the calling line may
+    be absent or 0), else ``["", 0, 0]``; with a fourth number when sent (a step made in another
+    file of the student's: the line of the diagnosed module that called into it, 0 if none)."""
+    if (isinstance(value, list) and len(value) in (2, 3, 4) and isinstance(value[0], str)
+            and all(type(n) is int and n >= 0 for n in value[1:]) and value[1] > 0):
+        return [value[0], value[1], value[2] if len(value) >= 3 else 0] + ([value[3]] if len(value) == 4 else [])
+    return ["", 0, 0]
+
+
+def parse_failure(text) -> tuple[dict, list]:
+    """The steps sent with an error (see ``probing.shapes_text``) as ``{index: [label, shape,
+    [file, line], parents]}``, and what the call that raised received (step indices); ({}, []) for
+    anything else."""
+    if not isinstance(text, str):
+        return {}, []
+    found, raised = {}, []
+    try:
+        for token in text.split()[:400]:
+            if token.startswith("!<"):
+                raised = [int(n) if n.isdigit() else n for n in token[2:].split(",")
+                          if n.isdigit() or (n.isidentifier() and len(n) <= 40)][:16]
+                continue
+            index, _, token = token.partition(":")
+            token, _, parents = token.partition("<")
+            label, _, rest = token.partition("|")
+            shape, _, where = rest.partition("@")
+            name, _, line = where.rpartition(":")
+            dims = [] if shape == "s" else [int(n) for n in shape.split("x")]
+            found[int(index)] = [label.replace("~", " "), dims, where_of([name, *map(int, line.split("/"))]),
+                                 [int(n) for n in parents.split(",") if n][:16]]
+    except ValueError:
+        return {}, []
+    return found, raised
+
+
+def numbers_with_lines(value) -> list[list]:
+    """The Python numbers a traced probe's value carries, as ``[name, value, [file, line, 0]]`` (checked:
+    the sandbox sent them), else []."""
+    found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
+    if not isinstance(found, list):
+        return []
+    return [[n[0], float(n[1]), where_of(n[2])] for n in found[:400]
+            if isinstance(n, list) and len(n) == 3 and isinstance(n[0], str) and n[0].isidentifier()
+            and type(n[1]) in (int, float)]
+
+
+def floating(steps: list) -> list:
+    """The floating-point steps (the named stages are among them; masks and lengths are not)."""
+    return [step for step in steps if step[1].is_floating_point()]
+
+
+def given_tensors(kwargs) -> tuple:
+    """The tensors among a probe's arguments (in lists and dicts too)."""
+    found, todo = [], [kwargs]
+    while todo and len(found) < 64:
+        value = todo.pop()
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            todo.extend(value)
+    return tuple(found)
+
+
+def given_shapes(kwargs) -> tuple:
+    """The shapes of the tensors among a probe's arguments."""
+    return tuple(tuple(t.shape) for t in given_tensors(kwargs))
+
+
+def returned_error(value) -> dict | None:
+    """An error a probe caught and returned (``{"error": "Type: message (where)"}``)."""
+    value = catalog.unwrap(value)
+    text = value.get("error") if isinstance(value, dict) else None
+    if not isinstance(text, str) or not text:
+        return None
+    kind, _, rest = text.partition(": ")
+    where = ""
+    if rest.endswith(")") and " (" in rest:
+        rest, _, where = rest.rpartition(" (")
+        where = where[:-1]
+    return {"$error": kind, "message": rest, "where": where}
