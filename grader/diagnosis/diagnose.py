@@ -53,7 +53,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None, sound
             diagnosis.where, diagnosis.code, diagnosis.checked = explained.where, explained.code, run.checked
             if explained.concept and explained.concept not in diagnosis.concepts:
                 diagnosis.concepts.append(explained.concept)
-            show_shape_origin(diagnosis, stem, source, run, error, folder)
+            show_shape_origin(diagnosis, stem, source, run, folder)
             shape_made_in_passing_helper(diagnosis, stem, run, runs, folder)
             entered_from(diagnosis, stem, run.entered, folder)
             called_from(diagnosis, stem, run.called, folder)

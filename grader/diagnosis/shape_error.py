@@ -22,7 +22,7 @@ from grader.model import Diagnosis
 from grader.sandbox.trace import OUTSIDE
 
 
-def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, error: dict, folder: Path | None) -> None:
+def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, folder: Path | None) -> None:
     """For an error: the student's step where a shape the reference never makes was made first
     (``run.shapes``, sent with the steps), when it is on another line of this module than the one
     that raised: walking back from what the call that raised received, else the first step whose
