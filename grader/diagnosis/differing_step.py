@@ -18,7 +18,7 @@ from grader.diagnosis import catalog
 from grader.diagnosis.localize import shape_departure
 from grader.diagnosis.mechanism import unused_values
 from grader.diagnosis.origin import FOR_SHAPE
-from grader.diagnosis.relations import factor_of, relation, size_factor
+from grader.diagnosis.relations import factor_of, is_weights, relation, size_factor
 from grader.diagnosis.sent import floating, given_tensors, output_of
 from grader.diagnosis.shape_error import joined_wrong
 from grader.diagnosis.shown import as_grid, fmt, fmt_pair
@@ -98,7 +98,7 @@ def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | N
             # the same value: the combination follows from the value never renewed, the note says where.
             diagnosis.origin, diagnosis.origin_code, diagnosis.inputs = "", "", []
         diagnosis.notes += dropped
-    if is_weights(found.expected):
+    if is_weights(found.expected) and found.expected.shape[-1] == found.expected.shape[-2]:  # square: drawn as a grid
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
     # The same kind of relation on every run that differs (its number may depend on the probe's sizes).
@@ -208,10 +208,3 @@ def _expected_computed_and_dropped(diagnosis: Diagnosis, stem: str, found, steps
                 diagnosis.notes.append(f"{at.split(', ')[-1]} ({shown}) computes exactly the expected value, and nothing "
                                        f"of yours uses its result: yours is the tensor the call gave, unchanged")
             return
-
-
-def is_weights(t: torch.Tensor) -> bool:
-    """A square matrix of values in [0, 1] (attention weights): drawn as a shaded grid."""
-    if t.dim() < 2 or t.shape[-1] != t.shape[-2]:
-        return False
-    return bool(torch.isfinite(t).all()) and bool(((t >= 0) & (t <= 1 + 1e-6)).all())

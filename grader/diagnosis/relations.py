@@ -44,7 +44,7 @@ def _missing_or_repeated(place, expected, yours) -> str:
         return "yours equals the reference's step before this one: this step is missing"
     if place.after is not None and _same(yours, place.after):
         return "yours already equals the reference's next step: a step is applied too early or twice"
-    if _is_weights(expected) and _same(yours, torch.softmax(expected.double(), dim=-1)):
+    if is_weights(expected) and _same(yours, torch.softmax(expected.double(), dim=-1)):
         return "yours is the softmax of the expected weights: softmax is applied twice"
     return ""
 
@@ -204,7 +204,7 @@ def _along(t: torch.Tensor, dim: int) -> str:
 
 def _other_axis(place, expected, yours) -> str:
     given = place.softmax_input
-    if given is None or not _is_weights(expected) or given.shape != yours.shape:
+    if given is None or not is_weights(expected) or given.shape != yours.shape:
         return ""
     for dim in range(given.dim() - 1):
         if given.shape[dim] > 1 and _same(yours, torch.softmax(given.double(), dim=dim)):
@@ -213,7 +213,8 @@ def _other_axis(place, expected, yours) -> str:
     return ""
 
 
-def _is_weights(t: torch.Tensor) -> bool:
+def is_weights(t: torch.Tensor) -> bool:
+    """Values in [0, 1] in a matrix or more (attention weights: what softmax gives)."""
     return t.dim() >= 2 and bool(torch.isfinite(t).all()) and bool(((t >= 0) & (t <= 1 + 1e-6)).all())
 
 
