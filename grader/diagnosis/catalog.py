@@ -28,7 +28,7 @@ import re
 import sys
 import tomllib
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -205,13 +205,13 @@ class Reference:
     def result(self, stem: str, mistake: str | None, probe: str, kwargs: dict):
         """What the reference (``mistake`` None) or a named mistake gives on one probe."""
         return _live_result(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, mistake, probe,
-                            probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
+                            _Call(probe_key(probe, _jsonable(kwargs)), kwargs))
 
     def numbers(self, stem: str, mistake: str | None, probe: str, kwargs: dict) -> list[float]:
         """The Python numbers the reference's (or a mistake's) lines assign on one probe, in the order
         they run (a computation without tensors: see ``trace.Numbers``); [] for any other."""
         return _live_numbers(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, mistake, probe,
-                             probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
+                             _Call(probe_key(probe, _jsonable(kwargs)), kwargs))
 
     def result_built_on(self, stem: str, uses: tuple[str, ...], mistaken: tuple[tuple[str, tuple[str, ...]], ...],
                         probe: str, kwargs: dict):
@@ -220,20 +220,17 @@ class Reference:
         (mistake name, ...)), ...)``. So: what a right ``stem`` gives on a student's dependency
         that makes those mistakes (``references = "private"``; the plugin's ``excuse``)."""
         return _built_on_result(str(self.suite), str(self.catalog_suite), str(self.solutions), stem, tuple(uses),
-                                tuple(mistaken), probe, probe_key(probe, _jsonable(kwargs)), _Frozen(kwargs))
+                                tuple(mistaken), probe, _Call(probe_key(probe, _jsonable(kwargs)), kwargs))
 
 
-class _Frozen:
-    """Probe arguments carried through the cache (compared by the probe key, not by value)."""
+@dataclass(frozen=True)
+class _Call:
+    """One probe call as the caches' key: named by its probe key (:func:`probe_key`, the probe and
+    its arguments as plain data); the arguments themselves (tensors: not hashable) ride along and
+    take no part in its equality or hash."""
 
-    def __init__(self, kwargs):
-        self.kwargs = kwargs
-
-    def __hash__(self):
-        return 0
-
-    def __eq__(self, other):
-        return isinstance(other, _Frozen)
+    key: str
+    kwargs: dict = field(compare=False)
 
 
 def _jsonable(value):
@@ -275,7 +272,7 @@ def _probe_function(suite: str, stem: str, probe: str):
 
 
 @functools.lru_cache(maxsize=4096)
-def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, frozen):
+def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, call):
     try:
         module = _module(catalog_suite, solutions, stem, mistake)
     except Exception as exc:  # noqa: BLE001 - a mistake that breaks the import
@@ -283,20 +280,20 @@ def _live_result(suite, catalog_suite, solutions, stem, mistake, probe, key, fro
     function = _probe_function(suite, stem, probe)
     if function is None:
         return failure("ProbeError", f"no probe {probe}")
-    return run_probe(function, module, frozen.kwargs, steps=mistake is None)
+    return run_probe(function, module, call.kwargs, steps=mistake is None)
 
 
 @functools.lru_cache(maxsize=256)
-def _live_numbers(suite, catalog_suite, solutions, stem, mistake, probe, key, frozen) -> list[float]:
+def _live_numbers(suite, catalog_suite, solutions, stem, mistake, probe, call) -> list[float]:
     if mistake is None:
-        value = _live_result(suite, catalog_suite, solutions, stem, None, probe, key, frozen)
+        value = _live_result(suite, catalog_suite, solutions, stem, None, probe, call)
     else:
         try:
             module = _module(catalog_suite, solutions, stem, mistake)
         except Exception:  # noqa: BLE001 - a mistake that breaks the import
             return []
         function = _probe_function(suite, stem, probe)
-        value = run_probe(function, module, frozen.kwargs, steps=True) if function is not None else None
+        value = run_probe(function, module, call.kwargs, steps=True) if function is not None else None
     return numbers_of(value)
 
 
@@ -310,7 +307,7 @@ def numbers_of(value) -> list[float]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _built_on_result(suite, catalog_suite, solutions, stem, uses, mistaken, probe, key, frozen):
+def _built_on_result(suite, catalog_suite, solutions, stem, uses, mistaken, probe, call):
     changed = dict(mistaken)
     names = (*uses, stem)
     saved = {name: sys.modules.get(name) for name in names}
@@ -327,7 +324,7 @@ def _built_on_result(suite, catalog_suite, solutions, stem, uses, mistaken, prob
         function = _probe_function(suite, stem, probe)
         if function is None:
             return failure("ProbeError", f"no probe {probe}")
-        return run_probe(function, sys.modules[stem], frozen.kwargs, steps=False)
+        return run_probe(function, sys.modules[stem], call.kwargs, steps=False)
     finally:
         for name, module in saved.items():
             if module is None:
