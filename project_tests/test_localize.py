@@ -14,6 +14,7 @@ from grader.diagnosis import catalog
 from grader.diagnosis.explain import classify, concept_for, explain
 from grader.diagnosis.localize import first_difference
 from grader.diagnosis.stages import CONTEXT, SOFTMAX_INPUT, WEIGHTS
+from grader.diagnosis.tolerance import ATOL
 from grader.reports.common import cell, grid_rows
 from grader.sandbox import wire
 from grader.sandbox.trace import traced
@@ -137,7 +138,7 @@ def test_same_tensor_says_what_comparing_every_value_says():
         a, b = a.double(), b.double()
         a = torch.where(a <= catalog.MASKED, torch.full_like(a, -torch.inf), a)
         b = torch.where(b <= catalog.MASKED, torch.full_like(b, -torch.inf), b)
-        return bool(torch.isclose(a, b, atol=catalog.ATOL, rtol=0, equal_nan=True).all())
+        return bool(torch.isclose(a, b, atol=ATOL, rtol=0, equal_nan=True).all())
 
     x = torch.rand(2, 3, generator=torch.Generator().manual_seed(5))
     firsts = [0.0, 5e-5, 2e-4, -1e4, -1e9, -torch.inf, torch.inf, torch.nan]

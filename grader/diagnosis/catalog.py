@@ -33,9 +33,9 @@ from pathlib import Path
 
 import torch
 
+from grader.diagnosis.tolerance import ATOL
 from grader.sandbox import fault, probing, trace, wire
 
-ATOL = 1e-4
 MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
 
 

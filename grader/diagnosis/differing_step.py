@@ -25,6 +25,7 @@ from grader.diagnosis.shown import as_grid, fmt, fmt_pair
 from grader.diagnosis.source_text import transposed_at
 from grader.diagnosis.stages import OUTPUT, Localization, Stage, stages
 from grader.diagnosis.student_lines import called_into, entered_at, line_at
+from grader.diagnosis.tolerance import ATOL
 from grader.diagnosis.unwritten import unwritten
 from grader.diagnosis.wrong_value import show_value_origin
 from grader.model import Diagnosis
@@ -148,7 +149,7 @@ def _factor_said(said: str, localized: list) -> str:
     by_sizes = size_factor(factors, sizes)
     if by_sizes:
         return by_sizes
-    constant = all(abs(c - factors[0]) <= 1e-4 * max(1.0, abs(factors[0])) for c in factors)
+    constant = all(abs(c - factors[0]) <= ATOL * max(1.0, abs(factors[0])) for c in factors)
     varied = len({tuple(sorted(s.items())) for s in sizes}) > 1
     return said if constant and varied else ""
 

@@ -12,6 +12,7 @@ import itertools
 import torch
 
 from grader.diagnosis.catalog import same_tensor
+from grader.diagnosis.tolerance import ATOL
 
 
 LAYOUT = frozenset({"transpose", "permute", "t", "view", "reshape", "contiguous", "unsqueeze", "squeeze",
@@ -134,7 +135,7 @@ class KnownValues:
                 low = torch.where(kept, shift, torch.inf).amin(dim=d, keepdim=True)
                 high = torch.where(kept, shift, -torch.inf).amax(dim=d, keepdim=True)
                 rows = kept.any(dim=d, keepdim=True)
-                if bool(((high - low).abs()[rows] <= 1e-4).all()):
+                if bool(((high - low).abs()[rows] <= ATOL).all()):
                     return True
         return False
 

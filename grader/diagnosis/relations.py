@@ -17,6 +17,7 @@ import math
 import torch
 
 from grader.diagnosis.catalog import MASKED, same_tensor
+from grader.diagnosis.tolerance import ATOL
 
 
 def relation(place, yours: torch.Tensor) -> str:
@@ -56,7 +57,7 @@ def _masked_value(place, expected, yours) -> str:
     if not hidden.any() or hidden.all():
         return ""
     e, y = expected.double(), yours.double()
-    if not torch.isclose(y[~hidden], e[~hidden], atol=1e-4, rtol=0, equal_nan=True).all():
+    if not torch.isclose(y[~hidden], e[~hidden], atol=ATOL, rtol=0, equal_nan=True).all():
         return ""
     if bool(_masked(yours)[hidden].all()):
         return ""
@@ -94,7 +95,7 @@ def factor_of(expected: torch.Tensor, yours: torch.Tensor) -> float | None:
     c = float(ratios.median().detach())
     if not math.isfinite(c) or abs(c) < 1e-6 or abs(c - 1) < 1e-3:
         return None
-    if not torch.isclose(y, c * e, atol=1e-4 * max(1.0, abs(c)), rtol=1e-4).all():
+    if not torch.isclose(y, c * e, atol=ATOL * max(1.0, abs(c)), rtol=1e-4).all():
         return None
     return c
 

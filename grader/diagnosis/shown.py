@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from grader.diagnosis.tolerance import ATOL
+
 
 def fmt(value, rows: int = 3) -> str:
     """A short text of a tensor: its shape and its first rows, 4 decimals."""
@@ -44,7 +46,7 @@ def fmt_pair(expected: torch.Tensor, actual: torch.Tensor, rows: int = 3) -> tup
     if e.shape != a.shape or e.dim() < 2 or not (e.is_floating_point() and a.is_floating_point()):
         return fmt(e, rows), fmt(a, rows)
     flat_e, flat_a = e.reshape(-1, e.shape[-1]).double(), a.reshape(-1, a.shape[-1]).double()
-    differs = ~torch.isclose(flat_a, flat_e, atol=1e-4, rtol=0, equal_nan=True).all(dim=-1)
+    differs = ~torch.isclose(flat_a, flat_e, atol=ATOL, rtol=0, equal_nan=True).all(dim=-1)
     first = int(differs.nonzero()[0]) if differs.any() else 0
     if first < rows:
         return fmt(e, rows), fmt(a, rows)

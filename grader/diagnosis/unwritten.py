@@ -17,6 +17,7 @@ from grader.diagnosis.mechanism import enclosing_loop, loop_indexing
 from grader.diagnosis.origin import COPIES, operation_of
 from grader.diagnosis.source_text import statement_at
 from grader.diagnosis.student_lines import line_at
+from grader.diagnosis.tolerance import ATOL
 from grader.model import Diagnosis
 from grader.sandbox.trace import OUTSIDE
 
@@ -34,7 +35,7 @@ def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folde
     if folder is None or not isinstance(yours, torch.Tensor) or tuple(yours.shape) != tuple(found.expected.shape):
         return
     actual, expected = yours.double(), found.expected.double()
-    differs = ~torch.isclose(actual, expected, atol=1e-4, rtol=0, equal_nan=True)
+    differs = ~torch.isclose(actual, expected, atol=ATOL, rtol=0, equal_nan=True)
     if not differs.any() or differs.all() or actual.dim() == 0:
         return
     final = next((i for i in range(len(steps) - 1, -1, -1) if steps[i][0] == "__setitem__"

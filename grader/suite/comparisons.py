@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.shown import as_grid, fmt
+from grader.diagnosis.tolerance import ATOL
 from grader.model import Feedback
 
 class Mismatch(AssertionError):
@@ -32,7 +33,7 @@ class StudentCodeFailed(Exception):
         self.hint = hint
 
 
-def close(actual, expected: torch.Tensor, *, what: str, atol: float = 1e-4, grid: bool = False) -> None:
+def close(actual, expected: torch.Tensor, *, what: str, atol: float = ATOL, grid: bool = False) -> None:
     """Check that ``actual`` is a tensor of ``expected``'s shape, finite, within ``atol``.
 
     ``what`` names the check for the student; ``grid`` keeps both matrices (attention weights).
@@ -83,7 +84,7 @@ def visibly_wrong_weights(weights: torch.Tensor, causal: bool) -> bool:
         if (w[..., future].abs() > 1e-6).any() or (n > 1 and (w.diagonal(dim1=-2, dim2=-1).abs() < 1e-9).any()):
             return True
     sums = w.sum(dim=-1)
-    return not torch.allclose(sums, torch.ones_like(sums), atol=1e-4)
+    return not torch.allclose(sums, torch.ones_like(sums), atol=ATOL)
 
 
 def require(condition: bool, message: str, *, what: str, hint: str = "", expected: str = "", actual: str = "",

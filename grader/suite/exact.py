@@ -9,6 +9,7 @@ import math
 
 import torch
 
+from grader.diagnosis.tolerance import ATOL
 from grader.suite.comparisons import require
 
 NOT_TRANSPOSED_HINT = ("The weights are not transposed: nn.Linear stores its weight as (d_out, d_in) and computes "
@@ -55,9 +56,9 @@ def dropout_factor(weights: torch.Tensor, after: torch.Tensor, p: float) -> floa
     if not bool(kept.any()):
         return None
     factor = float((after[kept] / weights[kept]).median())
-    if not factor > 1 or abs(factor - 1 / (1 - p)) < 1e-4:
+    if not factor > 1 or abs(factor - 1 / (1 - p)) < ATOL:
         return None
-    scaled, zero = (after - weights * factor).abs() < 1e-4 * factor, after.abs() < 1e-6
+    scaled, zero = (after - weights * factor).abs() < ATOL * factor, after.abs() < 1e-6
     return factor if bool((scaled | zero).all()) else None
 
 
@@ -77,7 +78,7 @@ def is_dropout_of(actual, expected: torch.Tensor, p: float) -> bool:
     mine, theirs = actual.detach().double(), expected.detach().double()
     if torch.allclose(mine, theirs, atol=1e-5):
         return False
-    zero, scaled = mine.abs() < 1e-6, (mine - theirs / (1 - p)).abs() < 1e-4
+    zero, scaled = mine.abs() < 1e-6, (mine - theirs / (1 - p)).abs() < ATOL
     return bool((zero | scaled).all()) and bool((zero & (theirs.abs() > 1e-6)).any())
 
 
@@ -146,10 +147,10 @@ def positions_are_rotations(table: torch.Tensor, num_hiddens: int, deltas=(1, 5,
         for j in range(num_hiddens // 2):
             now, later = P[:-delta, 2 * j: 2 * j + 2], P[delta:, 2 * j: 2 * j + 2]
             rotated = now @ rotation(delta, j, num_hiddens).T
-            if torch.allclose(later, rotated, atol=1e-4):
+            if torch.allclose(later, rotated, atol=ATOL):
                 continue
             fit = torch.linalg.lstsq(now, later).solution.T  # the best fixed 2x2 map, if there is one
-            if torch.allclose(now @ fit.T, later, atol=1e-4):
+            if torch.allclose(now @ fit.T, later, atol=ATOL):
                 why = ("P[i + delta] is a fixed map of P[i], but not the rotation by delta * omega_j: check the frequency "
                        "omega_j = 1 / 10000^(2j/d) and that column 2j holds the sine, column 2j+1 the cosine.")
             else:

@@ -19,6 +19,7 @@ import torch
 
 from grader.diagnosis import catalog
 from grader.diagnosis.public_catalog import Table
+from grader.diagnosis.tolerance import ATOL
 from grader.rubric import exercise_of
 from grader.suite import verdicts
 from grader.suite.comparisons import close, require
@@ -46,7 +47,7 @@ def reference(request):
     return catalog.unwrap(value)
 
 
-def same(actual, expected, *, what: str, grid: bool = False, atol: float = 1e-4) -> None:
+def same(actual, expected, *, what: str, grid: bool = False, atol: float = ATOL) -> None:
     """``actual`` has the structure of ``expected`` (dicts, lists, tensors, numbers, text) and the same
     values: tensors within ``atol``, numbers within ``atol``, everything else equal. A failure names
     the part (``what``, then the key or index)."""
