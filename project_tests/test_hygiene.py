@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -12,6 +13,7 @@ from grader.model import TestResult as Result  # not collected as a test class
 from grader.sandbox import wire
 
 HOSTILE = "a\x1b]52;c;ZXZpbA==\x07b\x1b[2J\rc\u202ed\u2066e\x9bf\ud800g\x00h\ufeffi"
+UNSAFE = "\x1b\x07\r\u202e\u2066\x9b\ud800\x00\ufeff"  # what HOSTILE holds that no report may
 
 
 def test_clean_leaves_valid_utf8_without_control_or_bidi_characters():
@@ -50,6 +52,27 @@ def test_clean_report_cleans_every_string_and_keeps_the_scores():
     assert cleaned.exercises[0].tests[0].feedback.expected_grid[0][0] == 0.5
     assert MESSAGE - 30 < len(cleaned.exercises[0].diagnosis.code) <= MESSAGE  # the student's own line, shown in the diagnosis
     assert report.flags == [HOSTILE]  # a copy: the original is untouched
+
+
+def _strings(value) -> list[str]:
+    """Every string in a field's value (a text, a list of texts, a grid of rows)."""
+    if isinstance(value, str):
+        return [value]
+    return [text for item in value for text in _strings(item)] if isinstance(value, list) else []
+
+
+def test_clean_report_cleans_every_field_of_a_diagnosis():
+    # Each field hostile (a list field: one hostile line; a grid: one hostile cell); each comes back
+    # kept and safe, so that a field added to Diagnosis without its cleaning fails here by name.
+    fields = dataclasses.fields(Diagnosis)
+    given = {f.name: [[HOSTILE]] if f.name.endswith("_grid") else [HOSTILE] if f.default_factory is list else HOSTILE
+             for f in fields}
+    report = Report("a", 0.0, 1.0, [ExerciseResult("e", 0.0, 1.0, [], "", "", Diagnosis(**given))])
+    cleaned = clean_report(report).exercises[0].diagnosis
+    for f in fields:
+        texts = _strings(getattr(cleaned, f.name))
+        assert texts, f"{f.name} was dropped"
+        assert not any(set(text) & set(UNSAFE) for text in texts), f"{f.name} escaped hygiene: {texts!r}"
 
 
 @pytest.mark.parametrize("line", [b"[" * 33 + b"]" * 33, b'{"a":' * 33 + b"1" + b"}" * 33, b"[" * 100_000,
