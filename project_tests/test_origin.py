@@ -196,7 +196,7 @@ def test_a_softmax_shifted_by_the_maximum_of_the_whole_tensor_is_not_taken_for_t
 
 
 def test_the_dimension_the_reference_reduces_along_is_found_for_a_whole_tensor_sum(tmp_path):
-    from grader.diagnosis.origin import reduced_along
+    from grader.diagnosis.reductions import reduced_along
 
     _, reference = run(tmp_path, REFERENCE, "attend", *torch.rand(4, 3, 3).unbind())
     softmax_input = next(s[1] for s in reference if s[0] == "softmax input")

@@ -48,32 +48,14 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None, sound
         if error:
             if localized:
                 break
-            explained = explain(error["$error"], error["message"], run.where or error.get("where", ""), folder)
-            diagnosis.error = f"{explained.kind}: {explained.meaning or error['message'][:200]}"
-            diagnosis.where, diagnosis.code, diagnosis.checked = explained.where, explained.code, run.checked
-            if explained.concept and explained.concept not in diagnosis.concepts:
-                diagnosis.concepts.append(explained.concept)
-            show_shape_origin(diagnosis, stem, source, run, folder)
-            shape_made_in_passing_helper(diagnosis, stem, run, runs, folder)
-            entered_from(diagnosis, stem, run.entered, folder)
-            called_from(diagnosis, stem, run.called, folder)
-            if folder is not None:
-                diagnosis.notes += misspelled_methods(Path(folder) / f"{stem}.py", str(error.get("message", "")))
+            _error_explained(diagnosis, stem, source, run, runs, error, folder)
             break
-        steps = steps_of(run.student)
-        if steps is None or source is None:
-            continue
-        reference = source.result(stem, None, run.probe, run.kwargs)
-        reference_steps = steps_of(reference)
-        if reference_steps is None:
-            continue
-        found = first_difference(floating(reference_steps), output_of(reference), floating(steps), output_of(run.student))
-        if found is not None:
-            localized.append((run, found, steps, reference_steps))
+        if (found := _first_difference(stem, source, run)) is not None:
+            localized.append(found)
     if localized and not diagnosis.error:
         show_step(diagnosis, stem, localized, folder, output_of(source.result(stem, None, localized[0][0].probe,
-                                                                                  localized[0][0].kwargs)),
-                   _sound_for(localized[0][0], sound))
+                                                                                 localized[0][0].kwargs)),
+                  _sound_for(localized[0][0], sound))
         passing_helper(diagnosis, stem, localized[0], runs, folder)
         _one_line_behind_the_concepts(diagnosis, stem, localized, runs, folder, source, sound)
     if not (diagnosis.stage or diagnosis.error):
@@ -89,13 +71,51 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None, sound
     elif diagnosis.stage and not (diagnosis.where or diagnosis.origin):  # a step of another file of theirs, no line
         _factory_line(diagnosis, stem, runs, folder)
     if folder is not None and (diagnosis.stage or diagnosis.error or diagnosis.concepts):  # a name read, misspelled
-        read = " ".join([diagnosis.checked, diagnosis.error, *diagnosis.concepts, *(r.checked for r in runs if r.failed),
-                         *(str((r.feedback or {}).get("checked", "")) for r in runs if r.failed)])
-        notes = misspelled_names(Path(folder) / f"{stem}.py", read) + attributes_kept_apart(Path(folder) / f"{stem}.py", read)
-        diagnosis.notes += [n for n in notes if n not in diagnosis.notes]
+        _names_misspelled(diagnosis, stem, runs, folder)
     if not (diagnosis.concepts or diagnosis.stage or diagnosis.error):
         return None
     return diagnosis
+
+
+def _error_explained(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, runs: list[ProbeRun], error: dict,
+                     folder: Path | None) -> None:
+    """The first failing check raised: the exception explained (its kind, meaning, line and a concept
+    where unambiguous), where its wrong shape was made, the line of this module that led there, and a
+    method Python looks for, written under a near name."""
+    explained = explain(error["$error"], error["message"], run.where or error.get("where", ""), folder)
+    diagnosis.error = f"{explained.kind}: {explained.meaning or error['message'][:200]}"
+    diagnosis.where, diagnosis.code, diagnosis.checked = explained.where, explained.code, run.checked
+    if explained.concept and explained.concept not in diagnosis.concepts:
+        diagnosis.concepts.append(explained.concept)
+    show_shape_origin(diagnosis, stem, source, run, folder)
+    shape_made_in_passing_helper(diagnosis, stem, run, runs, folder)
+    entered_from(diagnosis, stem, run.entered, folder)
+    called_from(diagnosis, stem, run.called, folder)
+    if folder is not None:
+        diagnosis.notes += misspelled_methods(Path(folder) / f"{stem}.py", str(error.get("message", "")))
+
+
+def _first_difference(stem: str, source, run: ProbeRun) -> tuple | None:
+    """``(run, localization, the student's steps, the reference's steps)`` for a run whose steps were
+    recorded and differ from the reference's; None otherwise."""
+    steps = steps_of(run.student)
+    if steps is None or source is None:
+        return None
+    reference = source.result(stem, None, run.probe, run.kwargs)
+    reference_steps = steps_of(reference)
+    if reference_steps is None:
+        return None
+    found = first_difference(floating(reference_steps), output_of(reference), floating(steps), output_of(run.student))
+    return (run, found, steps, reference_steps) if found is not None else None
+
+
+def _names_misspelled(diagnosis: Diagnosis, stem: str, runs: list[ProbeRun], folder: Path) -> None:
+    """A name the failing checks read that the student's file defines one slip away, or keeps apart
+    in two attributes: noted."""
+    read = " ".join([diagnosis.checked, diagnosis.error, *diagnosis.concepts, *(r.checked for r in runs if r.failed),
+                     *(str((r.feedback or {}).get("checked", "")) for r in runs if r.failed)])
+    notes = misspelled_names(Path(folder) / f"{stem}.py", read) + attributes_kept_apart(Path(folder) / f"{stem}.py", read)
+    diagnosis.notes += [n for n in notes if n not in diagnosis.notes]
 
 
 def _factory_line(diagnosis: Diagnosis, stem: str, runs: list[ProbeRun], folder: Path | None) -> None:

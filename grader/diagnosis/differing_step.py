@@ -32,7 +32,7 @@ from grader.model import Diagnosis
 
 
 def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None,
-               sound: frozenset = frozenset()) -> None:
+              sound: frozenset = frozenset()) -> None:
     """The first failed run's first differing step: its values, the student's line that computed
     it, where the first value the reference never computes was made, and a relation that holds at
     that step on every run that differs there."""
@@ -42,15 +42,7 @@ def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | N
     output = output_of(run.student)
     diagnosis.stage, diagnosis.checked = found.stage, run.checked
     if found.missing_part:  # nothing of theirs computes it: the line computing the other parts, and no walk back
-        diagnosis.expected = fmt(found.expected)
-        diagnosis.actual = "no step of yours computes this part"
-        diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
-        if not diagnosis.where:  # computed in a helper module of theirs: the line of this module that called it
-            entered = entered_at(all_steps, at_float[found.step], stem)
-            diagnosis.where, diagnosis.code = line_at(all_steps[entered][2], folder, stem)
-        if isinstance(expected_output, torch.Tensor):  # rows of the output still holding what they were filled with
-            unwritten(diagnosis, stem, Localization(OUTPUT, expected_output, None), all_steps, output, folder,
-                       given_tensors(run.kwargs))
+        _missing_part(diagnosis, stem, run, found, all_steps, at_float, output, expected_output, folder)
         return
     if found.actual is not None:
         actual = found.actual
@@ -61,19 +53,7 @@ def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | N
             actual = _as_its_line_leaves_it(actual, found.expected, steps[found.step][2], folder, stem, diagnosis)
         diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, actual)
     else:
-        diagnosis.expected = fmt(found.expected)
-        departs = shape_departure(floating(reference_steps), steps) if found.stage != OUTPUT else None
-        while departs is not None and _for_its_shape_only(all_steps, at_float[departs]):  # zeros_like(x[..., :1])
-            later = shape_departure(floating(reference_steps), steps[departs + 1:])
-            departs = None if later is None else departs + 1 + later
-        shapes = [tuple(step[1].shape) for step in steps] + ([tuple(output.shape)] if output is not None else [])
-        same_shape = tuple(found.expected.shape) in shapes
-        diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
-        if departs is not None and not diagnosis.concepts:  # a guess: never beside a confirmed concept
-            diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
-            diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
-            if not diagnosis.where and (called := called_into(steps[departs], stem, sound)) is not None:
-                diagnosis.where, diagnosis.code = line_at(called, folder, stem)
+        _no_step_gives(diagnosis, stem, found, all_steps, at_float, reference_steps, output, folder, sound)
     start = at_float[found.step] if found.step is not None and found.step < len(at_float) else None
     proven = [at_float[k] for k in found.matched if k < len(at_float)]  # steps holding the stages matched
     show_value_origin(diagnosis, stem, found, all_steps, start, reference_steps, output, folder, proven, sound)
@@ -81,28 +61,82 @@ def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | N
     _expected_computed_and_dropped(diagnosis, stem, found, all_steps, output, folder, given_tensors(run.kwargs))
     if (isinstance(output, torch.Tensor) and isinstance(expected_output, torch.Tensor)
             and tuple(output.shape) != tuple(expected_output.shape)):  # a wrong shape: made by a join?
-        holding = [i for i, s in enumerate(all_steps) if tuple(s[1].shape) == tuple(output.shape)
-                   and catalog.same_tensor(s[1], output)]
-        shapes = {i: [s[0], tuple(s[1].shape), s[2], s[3]] for i, s in enumerate(all_steps)}
-        if holding and joined_wrong(diagnosis, stem, shapes, holding[-1:], reference_steps,
-                                     tuple(expected_output.shape), folder):
-            diagnosis.inputs, diagnosis.made = [], []
-            if found.actual is None:  # the line shown came from the first shape the reference never makes
-                diagnosis.where, diagnosis.code = "", ""
+        _joined_into_output(diagnosis, stem, found, all_steps, reference_steps, output, expected_output, folder)
     if folder is not None:  # a line the walk went through that drops what it computes (a new state)
-        walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
-        numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
-                   if at.startswith(f"{stem}.py, line ") and at.split(", line ")[1].split(",")[0].split(" ")[0].isdigit()]
-        dropped = unused_values(Path(folder) / f"{stem}.py", numbers)
-        if dropped and diagnosis.origin_kind == "combination":
-            # Values the reference computes, combined as it never does, in a loop whose passes all read
-            # the same value: the combination follows from the value never renewed, the note says where.
-            diagnosis.origin, diagnosis.origin_code, diagnosis.inputs = "", "", []
-        diagnosis.notes += dropped
+        _walked_lines_dropping(diagnosis, stem, folder)
     if is_weights(found.expected) and found.expected.shape[-1] == found.expected.shape[-2]:  # square: drawn as a grid
         diagnosis.expected_grid = as_grid(found.expected)
         diagnosis.actual_grid = as_grid(found.actual) if found.actual is not None else None
-    # The same kind of relation on every run that differs (its number may depend on the probe's sizes).
+    _relation_on_every_run(diagnosis, found, localized)
+
+
+def _missing_part(diagnosis: Diagnosis, stem: str, run, found, all_steps: list, at_float: list[int], output,
+                  expected_output, folder: Path | None) -> None:
+    """A part of the stage that nothing of theirs computes: the line computing the other parts (of
+    this module: the line that called into a helper module of theirs), and no walk back; rows of the
+    output still holding what they were filled with."""
+    steps = [all_steps[i] for i in at_float]
+    diagnosis.expected = fmt(found.expected)
+    diagnosis.actual = "no step of yours computes this part"
+    diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
+    if not diagnosis.where:  # computed in a helper module of theirs: the line of this module that called it
+        entered = entered_at(all_steps, at_float[found.step], stem)
+        diagnosis.where, diagnosis.code = line_at(all_steps[entered][2], folder, stem)
+    if isinstance(expected_output, torch.Tensor):  # rows of the output still holding what they were filled with
+        unwritten(diagnosis, stem, Localization(OUTPUT, expected_output, None), all_steps, output, folder,
+                  given_tensors(run.kwargs))
+
+
+def _no_step_gives(diagnosis: Diagnosis, stem: str, found, all_steps: list, at_float: list[int], reference_steps: list,
+                   output, folder: Path | None, sound: frozenset) -> None:
+    """No step of theirs plays the stage: said by value or by shape; where the first step of a
+    shape the reference never makes is known (and no concept is confirmed), that step and its line."""
+    steps = [all_steps[i] for i in at_float]
+    diagnosis.expected = fmt(found.expected)
+    departs = shape_departure(floating(reference_steps), steps) if found.stage != OUTPUT else None
+    while departs is not None and _for_its_shape_only(all_steps, at_float[departs]):  # zeros_like(x[..., :1])
+        later = shape_departure(floating(reference_steps), steps[departs + 1:])
+        departs = None if later is None else departs + 1 + later
+    shapes = [tuple(step[1].shape) for step in steps] + ([tuple(output.shape)] if output is not None else [])
+    same_shape = tuple(found.expected.shape) in shapes
+    diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
+    if departs is not None and not diagnosis.concepts:  # a guess: never beside a confirmed concept
+        diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
+        diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
+        if not diagnosis.where and (called := called_into(steps[departs], stem, sound)) is not None:
+            diagnosis.where, diagnosis.code = line_at(called, folder, stem)
+
+
+def _joined_into_output(diagnosis: Diagnosis, stem: str, found, all_steps: list, reference_steps: list, output,
+                        expected_output, folder: Path | None) -> None:
+    """An output of the wrong shape made by a wrong join: shown as where it goes wrong, in place of
+    the lines the walk gave (and of the line of the first shape the reference never makes)."""
+    holding = [i for i, s in enumerate(all_steps) if tuple(s[1].shape) == tuple(output.shape)
+               and catalog.same_tensor(s[1], output)]
+    shapes = {i: [s[0], tuple(s[1].shape), s[2], s[3]] for i, s in enumerate(all_steps)}
+    if holding and joined_wrong(diagnosis, stem, shapes, holding[-1:], reference_steps,
+                                tuple(expected_output.shape), folder):
+        diagnosis.inputs, diagnosis.made = [], []
+        if found.actual is None:  # the line shown came from the first shape the reference never makes
+            diagnosis.where, diagnosis.code = "", ""
+
+
+def _walked_lines_dropping(diagnosis: Diagnosis, stem: str, folder: Path) -> None:
+    """A line the walk went through that drops what it computes (a new state, in a loop): noted; a
+    combination shown is then dropped, the note says where it comes from."""
+    walked = [diagnosis.where, diagnosis.origin, *(f"{stem}.py, {line.split(':')[0]}" for line in diagnosis.inputs)]
+    numbers = [int(at.split(", line ")[1].split(",")[0].split(" ")[0]) for at in walked
+               if at.startswith(f"{stem}.py, line ") and at.split(", line ")[1].split(",")[0].split(" ")[0].isdigit()]
+    dropped = unused_values(Path(folder) / f"{stem}.py", numbers)
+    if dropped and diagnosis.origin_kind == "combination":
+        # Values the reference computes, combined as it never does, in a loop whose passes all read
+        # the same value: the combination follows from the value never renewed, the note says where.
+        diagnosis.origin, diagnosis.origin_code, diagnosis.inputs = "", "", []
+    diagnosis.notes += dropped
+
+
+def _relation_on_every_run(diagnosis: Diagnosis, found, localized: list) -> None:
+    """The same kind of relation on every run that differs (its number may depend on the probe's sizes)."""
     said = [relation(place, place.actual) if place.actual is not None else "" for _, place, _, _ in localized]
     kinds = {_relation_kind(text) for text in said}
     same_stage = all(place.stage == found.stage for _, place, _, _ in localized)

@@ -78,22 +78,30 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
                 tuple(later.value.shape) in shapes and not any(_matches(later, t) for _, t in theirs)
                 for later in found[k + 1:]):
             continue
-        place = Localization(stage.name, stage.value, None,
-                             before=found[k - 1].value if k else None,
-                             after=found[k + 1].value if k + 1 < len(found) else None,
-                             softmax_input=next((s.value for s in found if s.name == SOFTMAX_INPUT), None),
-                             matched=tuple(i for i in right if i < len(student_steps)))
-        index = _yours(stage, theirs, after, place, [s.value for s in found[:k]])
-        if index is not None:
-            place.actual = theirs[index][1]
-            place.same_kind = stage.name == OUTPUT or _kind(theirs[index][0]) == _kind(stage.label)
-            # The line shown is the line of the step shown as yours; the output is not a step:
-            # the first step holding its value computed it.
-            place.step = _first_holding(theirs, place.actual, after) if stage.name == OUTPUT else index
-            if place.step >= len(student_steps):  # only the returned output holds it
-                place.step = None
-        return place
+        return _differing(found, k, theirs, after, right, len(student_steps))
     return None
+
+
+def _differing(found: list[Stage], k: int, theirs: list, after: int, right: list[int], recorded: int) -> Localization:
+    """The stage ``found[k]`` as the first that differs, with the steps around it, and "yours": the
+    student's step that plays its part (:func:`_yours`), if any. ``recorded``: how many steps of the
+    student's were recorded (``theirs`` may end with their output, which is not a step)."""
+    stage = found[k]
+    place = Localization(stage.name, stage.value, None,
+                         before=found[k - 1].value if k else None,
+                         after=found[k + 1].value if k + 1 < len(found) else None,
+                         softmax_input=next((s.value for s in found if s.name == SOFTMAX_INPUT), None),
+                         matched=tuple(i for i in right if i < recorded))
+    index = _yours(stage, theirs, after, place, [s.value for s in found[:k]])
+    if index is not None:
+        place.actual = theirs[index][1]
+        place.same_kind = stage.name == OUTPUT or _kind(theirs[index][0]) == _kind(stage.label)
+        # The line shown is the line of the step shown as yours; the output is not a step:
+        # the first step holding its value computed it.
+        place.step = _first_holding(theirs, place.actual, after) if stage.name == OUTPUT else index
+        if place.step >= recorded:  # only the returned output holds it
+            place.step = None
+    return place
 
 
 def _masked_after_exponential(given: torch.Tensor, theirs: list, after: int) -> int | None:

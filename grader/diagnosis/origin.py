@@ -25,6 +25,7 @@ import torch
 
 from grader.diagnosis.catalog import same_tensor
 from grader.diagnosis.known_values import LAYOUT, PARTS, KnownValues
+from grader.diagnosis.reductions import whole_reduction
 from grader.sandbox.trace import OUTSIDE
 
 
@@ -83,35 +84,8 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     def parents_of(i: int) -> list:
         return [p for p in steps[i][3] if type(p) is not int or p < i] if len(steps[i]) > 3 else []
 
-    behind: set[int] = set()  # the proven steps and what they were computed from
-    frontier = [i for i in proven if 0 <= i < len(steps)]
-    while frontier:
-        i = frontier.pop()
-        if i not in behind:
-            behind.add(i)
-            frontier.extend(p for p in parents_of(i) if type(p) is int and 0 <= p < len(steps))
-
-    # Masks and positions built from nothing the student computed (aranges, ones, their comparisons):
-    # a student may build them otherwise than the reference and be right, so they are not judged
-    # by value; what they are used in is.
-    constant: dict[int, bool] = {}
-    starts: set[int] = set()  # tensors made only to be written into: never listed as what a line is computed from
-    copies: set[int] = set()  # copies of what the code was given: listed only where the reference holds them so
-    for i, step in enumerate(steps):
-        constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
-        # A tensor filled with one number from nothing or from another's shape alone (torch.zeros,
-        # zeros_like, then expanded or cloned, to write rows into), or memory left uninitialised
-        # (torch.empty, empty_like): a way of starting, not a value to judge; what is written into it is.
-        operation = operation_of(step[0].split("[")[0])
-        uniform = step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all())
-        from_starts = all(type(p) is int and p in starts for p in parents_of(i))  # expand, clone of one
-        if ((uniform and (not parents_of(i) or operation in FOR_SHAPE or (operation in LAYOUT and from_starts)))
-                or operation in UNINITIALISED):
-            constant[i] = True
-            starts.add(i)
-        elif operation in COPIES and parents_of(i) and all(p == OUTSIDE for p in parents_of(i)):
-            constant[i] = True  # a copy of what the code was given (X.clone()): as right as what it was given
-            copies.add(i)
+    behind = _behind(proven, steps, parents_of)  # the proven steps and what they were computed from
+    constant, starts, copies = _not_judged(steps, parents_of)
 
     def known(i: int) -> bool:
         if not 0 <= i < len(steps) or constant.get(i) or i in behind:
@@ -140,8 +114,52 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     if same:
         return Origin(root, True, [], attributes=any(type(p) is str and p != OUTSIDE for p in parents_of(root)),
                       inverted=tuple(p for p in inputs if values.only_inverted(steps[p][1])))
-    # What it was computed from, and the layout steps those came through (a permute before a view);
-    # a part (one head) of a reference value is not shown: the reference holds it too.
+    return Origin(root, False, _inputs_shown(steps, inputs, matched, values, parents_of), inputs_known=all(matched))
+
+
+def _behind(proven, steps: list, parents_of) -> set[int]:
+    """The steps ``proven`` and every step they were computed from."""
+    behind: set[int] = set()
+    frontier = [i for i in proven if 0 <= i < len(steps)]
+    while frontier:
+        i = frontier.pop()
+        if i not in behind:
+            behind.add(i)
+            frontier.extend(p for p in parents_of(i) if type(p) is int and 0 <= p < len(steps))
+    return behind
+
+
+def _not_judged(steps: list, parents_of) -> tuple[dict[int, bool], set[int], set[int]]:
+    """The steps not judged by value (``constant``), and among them the tensors made only to be
+    written into (``starts``) and the copies of what the code was given (``copies``).
+
+    Masks and positions built from nothing the student computed (aranges, ones, their comparisons):
+    a student may build them otherwise than the reference and be right, so they are not judged
+    by value; what they are used in is."""
+    constant: dict[int, bool] = {}
+    starts: set[int] = set()  # tensors made only to be written into: never listed as what a line is computed from
+    copies: set[int] = set()  # copies of what the code was given: listed only where the reference holds them so
+    for i, step in enumerate(steps):
+        constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
+        # A tensor filled with one number from nothing or from another's shape alone (torch.zeros,
+        # zeros_like, then expanded or cloned, to write rows into), or memory left uninitialised
+        # (torch.empty, empty_like): a way of starting, not a value to judge; what is written into it is.
+        operation = operation_of(step[0].split("[")[0])
+        uniform = step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all())
+        from_starts = all(type(p) is int and p in starts for p in parents_of(i))  # expand, clone of one
+        if ((uniform and (not parents_of(i) or operation in FOR_SHAPE or (operation in LAYOUT and from_starts)))
+                or operation in UNINITIALISED):
+            constant[i] = True
+            starts.add(i)
+        elif operation in COPIES and parents_of(i) and all(p == OUTSIDE for p in parents_of(i)):
+            constant[i] = True  # a copy of what the code was given (X.clone()): as right as what it was given
+            copies.add(i)
+    return constant, starts, copies
+
+
+def _inputs_shown(steps: list, inputs: list[int], matched: list, values: KnownValues, parents_of) -> list[int]:
+    """What the origin was computed from, and the layout steps those came through (a permute before
+    a view); a part (one head) of a reference value is not shown: the reference holds it too."""
     inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))
               and not (steps[p][0] == "exp" and not values.holds(steps[p][1]) and values.exp_of_scores(steps[p][1]))]
     if not all(matched):  # said: "some of what it is computed from is not what the reference computes": those
@@ -157,7 +175,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
                 # shape or order, and the line that made the value it reshapes is right.
                 frontier.extend(p for p in parents_of(i) if type(p) is int
                                 and not values.matching(steps[p][1], exact=True))
-    return Origin(root, False, shown, inputs_known=all(matched))
+    return shown
 
 
 # Operations that, applied twice, give another value than once (by their names after operation_of).
@@ -231,37 +249,6 @@ def discarded(steps: list, root: int, reference_steps: list, output=None) -> lis
         if not kept and any(q in used_by_reference for q in values.matching(value, exact=True)):
             found.append(j)
     return found
-
-
-REDUCTIONS = frozenset({"sum", "mean", "amax", "max", "amin", "min", "norm", "logsumexp", "prod"})
-
-
-def whole_reduction(steps: list, i: int) -> bool:
-    """Whether the student's step ``i`` reduces a whole tensor (of more than one number) to one number."""
-    step = steps[i]
-    parents = [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
-    return (step[0].split("[")[0] in REDUCTIONS and step[1].numel() == 1 and len(parents) == 1
-            and steps[parents[0]][1].numel() > 1)
-
-
-def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> list[tuple[int, bool]]:
-    """``(dimension, kept)`` for each way the reference's steps of kind ``label`` (``sum``) reduce a
-    value equal to ``source`` (same shape) to more than one number: the dimension counted from the
-    end, and whether the result keeps it (``keepdim=True``, size 1); else []."""
-    values = KnownValues(reference_steps)
-    holding = set(values.matching(source, exact=True))
-    found = []
-    for step in values.steps:
-        if step[0] != label or step[1].numel() <= 1 or not holding & set(step[3] if len(step) > 3 else ()):
-            continue
-        shape, out = tuple(source.shape), tuple(step[1].shape)
-        kept = len(out) == len(shape)
-        dims = [d for d in range(len(shape)) if (out[d] == 1 and shape[d] != 1 if kept else True)]
-        if not kept and len(out) == len(shape) - 1:
-            dims = [d for d in range(len(shape)) if shape[:d] + shape[d + 1:] == out]
-        if len(dims) == 1:
-            found.append((dims[0] - len(shape), kept))
-    return sorted(set(found))
 
 
 def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:

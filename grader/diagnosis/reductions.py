@@ -11,7 +11,7 @@ import itertools
 
 import torch
 
-from grader.diagnosis.origin import REDUCTIONS
+from grader.diagnosis.known_values import KnownValues
 
 
 def dropped_dimension(steps: dict, raised: list) -> tuple | None:
@@ -95,3 +95,34 @@ def reduced_instead(shape: tuple, dim: int, kept: bool) -> str:
         "one result for each index of the other dimensions"
     return (f"the reference reduces the same values along dimension {said} only (of size {shape[dim]}), {leaves}: "
             f"give that dimension (dim={said}{', keepdim=True' if kept else ''})")
+
+
+REDUCTIONS = frozenset({"sum", "mean", "amax", "max", "amin", "min", "norm", "logsumexp", "prod"})
+
+
+def whole_reduction(steps: list, i: int) -> bool:
+    """Whether the student's step ``i`` reduces a whole tensor (of more than one number) to one number."""
+    step = steps[i]
+    parents = [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
+    return (step[0].split("[")[0] in REDUCTIONS and step[1].numel() == 1 and len(parents) == 1
+            and steps[parents[0]][1].numel() > 1)
+
+
+def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> list[tuple[int, bool]]:
+    """``(dimension, kept)`` for each way the reference's steps of kind ``label`` (``sum``) reduce a
+    value equal to ``source`` (same shape) to more than one number: the dimension counted from the
+    end, and whether the result keeps it (``keepdim=True``, size 1); else []."""
+    values = KnownValues(reference_steps)
+    holding = set(values.matching(source, exact=True))
+    found = []
+    for step in values.steps:
+        if step[0] != label or step[1].numel() <= 1 or not holding & set(step[3] if len(step) > 3 else ()):
+            continue
+        shape, out = tuple(source.shape), tuple(step[1].shape)
+        kept = len(out) == len(shape)
+        dims = [d for d in range(len(shape)) if (out[d] == 1 and shape[d] != 1 if kept else True)]
+        if not kept and len(out) == len(shape) - 1:
+            dims = [d for d in range(len(shape)) if shape[:d] + shape[d + 1:] == out]
+        if len(dims) == 1:
+            found.append((dims[0] - len(shape), kept))
+    return sorted(set(found))

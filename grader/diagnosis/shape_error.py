@@ -41,25 +41,7 @@ def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, fo
     dropped = dropped_dimension(steps, raised)
     theirs = reference_reduction(steps, dropped[0], reference_steps or []) if dropped is not None else None
     if dropped is not None and (theirs is not None or not reduced_otherwise(steps, dropped[0], reference_steps or [])):
-        k, dim, kept, other = dropped
-        at, code = line_at(steps[k][2], folder, stem)
-        line = at.split(", ")[-1] if at else "a line of yours"
-        what = steps[k][0].split("[")[0]
-        over = "one dimension" if dim is None else f"dimension {dim}"
-        if theirs is not None:  # the reference reduces the same value over another dimension: that one is said
-            source = tuple(steps[[q for q in steps[k][3] if type(q) is int and q in steps][0]][1])
-            diagnosis.notes.append(
-                f"{line} ({what} over {over} of a value of shape {source}) gives shape {tuple(steps[k][1])}; the "
-                f"reference's {what} of its value of that shape runs over dimension {theirs[0]} and gives shape "
-                f"{theirs[1]}, which fits the shape {other} it is combined with")
-        else:  # a reduction without keepdim: the shapes fit with it, proven on the shapes
-            kept_said = f"it would have shape {kept}, which fits" if dim is not None else \
-                "(the dimension kept, of size 1) it fits"
-            diagnosis.notes.append(f"{line} ({what} over {over}) gives shape {tuple(steps[k][1])}, without that "
-                                   f"dimension; with keepdim=True {kept_said} the shape {other} it is combined with "
-                                   f"where the error is raised")
-        if at and at != leaves_at:
-            diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+        _reduction_dropped(diagnosis, stem, steps, dropped, theirs, leaves_at, folder)
         return
     # What the layer that raised is given in the reference (``out_proj input``): the shape it should get.
     given = {tuple(s[1].shape) for s in reference_steps or [] for a in raised
@@ -69,12 +51,57 @@ def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, fo
         if diagnosis.origin.split(" (")[0] == leaves_at:
             diagnosis.origin, diagnosis.origin_code = "", ""
         return
+    if _departure_shown(diagnosis, stem, steps, raised, reference_steps or [], run, leaves_at, computed, folder):
+        return
+    # What the line that raised uses besides tensors (a number, an attribute such as self.head_dim);
+    # a layer it calls (self.W_k) only when that layer's own tensors went into the call that raised,
+    # when no torch call raised and it is the one layer the line calls (nn.GRU checks its input
+    # itself), or when no steps were recorded at all (in __init__).
+    if diagnosis.code and raised_at.startswith(f"{stem}.py, line "):
+        layers = [p for p in raised if type(p) is str and p != OUTSIDE] if steps else None
+        if steps and not raised and len(called_on(diagnosis.code)) == 1:
+            layers = list(called_on(diagnosis.code))  # no torch call raised: the one layer the line calls did
+        uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers, same_method=True)
+
+
+def _reduction_dropped(diagnosis: Diagnosis, stem: str, steps: dict, dropped: tuple, theirs: tuple | None, leaves_at: str,
+                       folder: Path | None) -> None:
+    """A reduction of what the call that raised received that dropped a dimension
+    (:func:`grader.diagnosis.reductions.dropped_dimension`): said, with the dimension the reference
+    reduces over (``theirs``) where it reduces the same value otherwise, else with keepdim; its line
+    is where the shape went wrong, unless it is where the error leaves this module (``leaves_at``)."""
+    k, dim, kept, other = dropped
+    at, code = line_at(steps[k][2], folder, stem)
+    line = at.split(", ")[-1] if at else "a line of yours"
+    what = steps[k][0].split("[")[0]
+    over = "one dimension" if dim is None else f"dimension {dim}"
+    if theirs is not None:  # the reference reduces the same value over another dimension: that one is said
+        source = tuple(steps[[q for q in steps[k][3] if type(q) is int and q in steps][0]][1])
+        diagnosis.notes.append(
+            f"{line} ({what} over {over} of a value of shape {source}) gives shape {tuple(steps[k][1])}; the "
+            f"reference's {what} of its value of that shape runs over dimension {theirs[0]} and gives shape "
+            f"{theirs[1]}, which fits the shape {other} it is combined with")
+    else:  # a reduction without keepdim: the shapes fit with it, proven on the shapes
+        kept_said = f"it would have shape {kept}, which fits" if dim is not None else \
+            "(the dimension kept, of size 1) it fits"
+        diagnosis.notes.append(f"{line} ({what} over {over}) gives shape {tuple(steps[k][1])}, without that "
+                               f"dimension; with keepdim=True {kept_said} the shape {other} it is combined with "
+                               f"where the error is raised")
+    if at and at != leaves_at:
+        diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+
+
+def _departure_shown(diagnosis: Diagnosis, stem: str, steps: dict, raised: list, reference_steps: list, run: ProbeRun,
+                     leaves_at: str, computed: set[int], folder: Path | None) -> bool:
+    """The first step of a shape the reference never makes (:func:`_shape_departures`), shown where
+    it is on another line than the one the error leaves this module at, with the lines and numbers
+    that size it; True when shown."""
     reaching = _ancestors(steps, [p for p in raised if type(p) is int])
-    for n, departs in enumerate(_shape_departures(steps, raised, reference_steps or [], given_shapes(run.kwargs))):
+    for n, departs in enumerate(_shape_departures(steps, raised, reference_steps, given_shapes(run.kwargs))):
         at, code = line_at(steps[departs][2], folder, stem)
         if n == 0 and raised and at == leaves_at:
             if any(type(p) is int and p in steps for p in steps[departs][3]):
-                break  # the walk from what the call received ends on the line that raised: nothing before it is shown
+                return False  # the walk from what the call received ends on the line that raised: nothing before it is shown
             # It ends at a value made there from no tensor of the student's (a repeat of an input, an
             # arange: sized by numbers, a reference function's steps all told at the calling line): the
             # first step of a shape the reference never makes is shown, if it reaches the call that raised.
@@ -86,17 +113,9 @@ def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, fo
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
             uses_made(diagnosis, stem, at, code, computed, folder, layers=[])  # the numbers it sizes things by
             _sized_by_one_number(diagnosis, steps[departs], at, shape)
-            _rows_before_reordering(diagnosis, stem, steps, departs, reference_steps or [], at, folder)
-            return
-    # What the line that raised uses besides tensors (a number, an attribute such as self.head_dim);
-    # a layer it calls (self.W_k) only when that layer's own tensors went into the call that raised,
-    # when no torch call raised and it is the one layer the line calls (nn.GRU checks its input
-    # itself), or when no steps were recorded at all (in __init__).
-    if diagnosis.code and raised_at.startswith(f"{stem}.py, line "):
-        layers = [p for p in raised if type(p) is str and p != OUTSIDE] if steps else None
-        if steps and not raised and len(called_on(diagnosis.code)) == 1:
-            layers = list(called_on(diagnosis.code))  # no torch call raised: the one layer the line calls did
-        uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers, same_method=True)
+            _rows_before_reordering(diagnosis, stem, steps, departs, reference_steps, at, folder)
+            return True
+    return False
 
 
 def entered_from(diagnosis: Diagnosis, stem: str, entered: str, folder: Path | None) -> None:

@@ -23,7 +23,7 @@ from grader.sandbox.trace import OUTSIDE
 
 
 def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None,
-               given: tuple = ()) -> None:
+              given: tuple = ()) -> None:
     """A tensor filled with one number, or copied from what the code was given (``X.clone()``), or
     given and written into as it came (``X[r, n:] = value``), then written into (``context[i] =
     ...``, ``scores[i, j, n:] = -1e6`` in a loop), whose entries that differ from the expected value
@@ -42,27 +42,8 @@ def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folde
                   and tuple(steps[i][1].shape) == tuple(actual.shape) and catalog.same_tensor(steps[i][1], yours)), None)
     if final is None:
         return
-    seen, frontier, start, outside = set(), [final], None, False
-    while frontier:
-        i = frontier.pop()
-        if i in seen or not 0 <= i < len(steps):
-            continue
-        seen.add(i)
-        parents = [p for p in steps[i][3] if type(p) is int and p < i]
-        value = steps[i][1]
-        if not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1 and (
-                bool((value == value.flatten()[0]).all()) or operation_of(steps[i][0]) in COPIES):
-            start = i
-        outside |= steps[i][0] == "__setitem__" and not parents and OUTSIDE in steps[i][3]
-        frontier.extend(parents)
-    began_with = None
-    if start is not None:
-        began_with = steps[start][1].double()
-    elif outside:  # written into as it was given: what it held then is the probe's own tensor
-        held = [t.double() for t in given if isinstance(t, torch.Tensor) and t.is_floating_point()
-                and tuple(t.shape) == tuple(actual.shape)
-                and torch.isclose(actual[differs], t.double()[differs], atol=1e-6, rtol=0).all()]
-        began_with = held[0] if len(held) == 1 else None
+    start, outside = _how_it_began(steps, final, actual)
+    began_with = _began_with(steps, start, outside, given, actual, differs)
     if began_with is None or not torch.isclose(actual[differs], began_with[differs], atol=1e-6, rtol=0).all():
         return
     where = _left_as_they_were(differs, actual, began_with)
@@ -92,6 +73,40 @@ def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folde
         diagnosis.notes.append(
             f"{what} of yours still hold {held_text}, and every other entry is the expected one: line "
             f"{written} ({statement_at(path, written)}) writes into it and never into them")
+
+
+def _how_it_began(steps: list, final: int, actual: torch.Tensor) -> tuple[int | None, bool]:
+    """Walking back from the last write (``final``): the step that made the tensor written into (filled
+    with one number, or a copy), else None; and whether a write went into what the code was given."""
+    seen, frontier, start, outside = set(), [final], None, False
+    while frontier:
+        i = frontier.pop()
+        if i in seen or not 0 <= i < len(steps):
+            continue
+        seen.add(i)
+        parents = [p for p in steps[i][3] if type(p) is int and p < i]
+        value = steps[i][1]
+        if not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1 and (
+                bool((value == value.flatten()[0]).all()) or operation_of(steps[i][0]) in COPIES):
+            start = i
+        outside |= steps[i][0] == "__setitem__" and not parents and OUTSIDE in steps[i][3]
+        frontier.extend(parents)
+    return start, outside
+
+
+def _began_with(steps: list, start: int | None, outside: bool, given: tuple, actual: torch.Tensor,
+                differs: torch.Tensor) -> torch.Tensor | None:
+    """What the tensor held before it was written into: the step that made it, else (written into as
+    it was given) the one tensor of the probe's that its differing entries still hold; else None."""
+    began_with = None
+    if start is not None:
+        began_with = steps[start][1].double()
+    elif outside:  # written into as it was given: what it held then is the probe's own tensor
+        held = [t.double() for t in given if isinstance(t, torch.Tensor) and t.is_floating_point()
+                and tuple(t.shape) == tuple(actual.shape)
+                and torch.isclose(actual[differs], t.double()[differs], atol=1e-6, rtol=0).all()]
+        began_with = held[0] if len(held) == 1 else None
+    return began_with
 
 
 def _left_as_they_were(differs: torch.Tensor, actual: torch.Tensor, began_with: torch.Tensor):

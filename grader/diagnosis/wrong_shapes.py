@@ -152,24 +152,8 @@ def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple 
     known = {tuple(s[1].shape) for s in reference_steps if isinstance(s[1], torch.Tensor)}
     if expected is not None:
         known.add(tuple(expected))
-    reference_joins = []  # (kind, piece shape, count, dim, shape) of the reference's own joins
-    for i, s in enumerate(reference_steps):
-        kind = JOINS.get(s[0])
-        parts = [p for p in (s[3] if len(s) > 3 else ()) if type(p) is int and 0 <= p < i]
-        if kind and parts and isinstance(s[1], torch.Tensor):
-            shapes = [tuple(reference_steps[p][1].shape) for p in parts]
-            dims = _join_dims(kind, tuple(s[1].shape), shapes)
-            if len(set(shapes)) == 1 and len(dims) == 1:
-                reference_joins.append((kind, shapes[0], len(parts), dims[0], tuple(s[1].shape)))
-    seen, frontier, found = set(), [i for i in start if type(i) is int], []
-    while frontier:
-        i = frontier.pop()
-        if i in seen or i not in steps:
-            continue
-        seen.add(i)
-        frontier.extend(p for p in steps[i][3] if type(p) is int and p < i)
-        if JOINS.get(steps[i][0]) and tuple(steps[i][1]) not in known:
-            found.append(i)
+    reference_joins = _reference_joins(reference_steps)
+    found = _unknown_joins(steps, start, known)
     for i in sorted(found):
         kind, shape = JOINS[steps[i][0]], tuple(steps[i][1])
         pieces = [p for p in steps[i][3] if type(p) is int and p in steps]
@@ -205,3 +189,32 @@ def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple 
                 d, r = near[0]
                 return Join(i, pieces, piece, len(pieces), d, shape, r, r[d] // size[d], d, dim_known=len(near) == 1)
     return None
+
+
+def _reference_joins(reference_steps: list) -> list[tuple]:
+    """``(kind, piece shape, count, dim, shape)`` of each of the reference's own joins of pieces of
+    one shape along one dimension."""
+    reference_joins = []
+    for i, s in enumerate(reference_steps):
+        kind = JOINS.get(s[0])
+        parts = [p for p in (s[3] if len(s) > 3 else ()) if type(p) is int and 0 <= p < i]
+        if kind and parts and isinstance(s[1], torch.Tensor):
+            shapes = [tuple(reference_steps[p][1].shape) for p in parts]
+            dims = _join_dims(kind, tuple(s[1].shape), shapes)
+            if len(set(shapes)) == 1 and len(dims) == 1:
+                reference_joins.append((kind, shapes[0], len(parts), dims[0], tuple(s[1].shape)))
+    return reference_joins
+
+
+def _unknown_joins(steps: dict, start: list, known: set) -> list[int]:
+    """Walking back from ``start``: the student's joins whose shape is none of ``known``."""
+    seen, frontier, found = set(), [i for i in start if type(i) is int], []
+    while frontier:
+        i = frontier.pop()
+        if i in seen or i not in steps:
+            continue
+        seen.add(i)
+        frontier.extend(p for p in steps[i][3] if type(p) is int and p < i)
+        if JOINS.get(steps[i][0]) and tuple(steps[i][1]) not in known:
+            found.append(i)
+    return found

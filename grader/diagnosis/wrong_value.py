@@ -15,9 +15,8 @@ import torch
 
 from grader.diagnosis import catalog
 from grader.diagnosis.known_values import KnownValues
-from grader.diagnosis.origin import (Origin, applied_twice, discarded, operation_of, reduced_along, reordered, value_origin,
-                                     whole_reduction)
-from grader.diagnosis.reductions import reduced_instead
+from grader.diagnosis.origin import Origin, applied_twice, discarded, operation_of, reordered, value_origin
+from grader.diagnosis.reductions import reduced_along, reduced_instead, whole_reduction
 from grader.diagnosis.sent import floating
 from grader.diagnosis.source_text import MAX_LINES, transposed_at
 from grader.diagnosis.stages import OUTPUT, stages
@@ -27,7 +26,7 @@ from grader.sandbox.trace import OUTSIDE
 
 
 def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: int | None, reference_steps: list,
-                  output, folder: Path | None, proven=(), sound: frozenset = frozenset()) -> None:
+                      output, folder: Path | None, proven=(), sound: frozenset = frozenset()) -> None:
     """Where the first value of the student's that the reference never computes was made, walking
     back from the student's step at the differing stage (``start``, an index of ``steps``: all of
     them, masks and lengths too), else from their output, when it is on another line than the one
@@ -61,6 +60,24 @@ def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start
         at, code = line_at(called or steps[entered_at(steps, origin.step, stem)][2], folder, stem)
     if not at:
         return
+    _dropped_or_repeated(diagnosis, stem, origin, steps, reference_steps, output, folder, at)
+    if at != diagnosis.where:
+        diagnosis.origin, diagnosis.origin_code = at, code
+        # Inputs that are the reference's own tensors are said so ("value"), not where one is its mask inverted
+        # (said in a note) or a tensor of the module's that is not compared ("uses").
+        diagnosis.origin_kind = ("uses" if origin.same_inputs and (origin.attributes or origin.inverted) else
+                                 "value" if origin.same_inputs else "combination" if origin.inputs_known else "inputs")
+    _inverted_reordered_or_reduced(diagnosis, stem, origin, steps, reference_steps, folder, at)
+    if origin.same_inputs:
+        uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
+        return
+    _inputs_made(diagnosis, stem, origin, steps, reference_steps, folder, at)
+
+
+def _dropped_or_repeated(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, reference_steps: list, output,
+                         folder: Path | None, at: str) -> None:
+    """Notes on the origin's line ``at``: a result computed and dropped on the way to it, and an
+    operation it applies to a value that already holds the reference's result of that operation."""
     for j in discarded(steps, origin.step, reference_steps, output):  # a result computed and dropped on the way
         dropped_at, dropped_code = line_at(steps[j][2], folder, stem)
         if dropped_at and dropped_at != at:
@@ -78,12 +95,13 @@ def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start
         made_by = f" (made at {made.split(', ')[-1]}: {made_code.strip()})" if made and made != at and made_code else ""
         diagnosis.notes.append(f"{at.split(', ')[-1]} {verb} a value that already equals what the reference has after "
                                f"its own {noun}{made_by}: your code applies the {noun} twice, the reference once")
-    if at != diagnosis.where:
-        diagnosis.origin, diagnosis.origin_code = at, code
-        # Inputs that are the reference's own tensors are said so ("value"), not where one is its mask inverted
-        # (said in a note) or a tensor of the module's that is not compared ("uses").
-        diagnosis.origin_kind = ("uses" if origin.same_inputs and (origin.attributes or origin.inverted) else
-                                 "value" if origin.same_inputs else "combination" if origin.inputs_known else "inputs")
+
+
+def _inverted_reordered_or_reduced(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, reference_steps: list,
+                                   folder: Path | None, at: str) -> None:
+    """Notes on the origin's line ``at``: a mask it uses that is the reference's inverted, a reshape
+    that leaves the entries in another shape's order (a permute is meant), a whole tensor reduced
+    to one number where the reference reduces along one dimension."""
     for i in origin.inverted:  # a mask of the entries kept: said, beside the line that uses it
         made, made_code = line_at(steps[i][2], folder, stem)
         if made:
@@ -103,9 +121,13 @@ def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start
             diagnosis.notes.append(f"{at.split(', ')[-1]} reduces a whole tensor of shape "
                                    f"{tuple(steps[parent][1].shape)} to one number ({steps[origin.step][0]} over every "
                                    f"entry); " + reduced_instead(tuple(steps[parent][1].shape), *ways[0]))
-    if origin.same_inputs:
-        uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
-        return
+
+
+def _inputs_made(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, reference_steps: list,
+                 folder: Path | None, at: str) -> None:
+    """For an origin computed from values the reference never combines so: the lines that made them
+    (and, for a value made from the module's own tensors alone, the lines that make those), with a
+    parameter that holds another's values said."""
     if not diagnosis.origin and origin.inputs_known:  # the line shown combines values the reference has: said so
         diagnosis.origin_kind = "combination"
     # The reference's values, looked up for products with a parameter (x @ W_key) among the inputs.
