@@ -12,6 +12,7 @@ import torch
 
 from grader.diagnosis import catalog
 from grader.diagnosis.explain import classify, concept_for, explain
+from grader.diagnosis.live_reference import load_source
 from grader.diagnosis.localize import first_difference
 from grader.diagnosis.stages import CONTEXT, SOFTMAX_INPUT, WEIGHTS
 from grader.diagnosis.tolerance import ATOL
@@ -28,7 +29,7 @@ def causal_module(source_change=None):
     source = solution_sources("ch03")["causal"]
     if source_change:
         source = source.replace(*source_change)
-    module = catalog.load_source("causal", source, ROOT / "solutions" / "ch03" / "causal.py")
+    module = load_source("causal", source, ROOT / "solutions" / "ch03" / "causal.py")
     torch.manual_seed(3)
     attention = module.CausalAttention(3, 4, 6, 0.0)
     return attention.eval()

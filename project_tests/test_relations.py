@@ -91,7 +91,7 @@ def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
 def _causal_steps(change=None):
     """Steps and output of the reference CausalAttention (optionally with one text change): it
     computes the keys before the queries, as the book does."""
-    from grader.diagnosis import catalog
+    from grader.diagnosis.live_reference import load_source
     from grader.sandbox.trace import traced
     from project_tests.helpers import ROOT, solution_sources
 
@@ -99,7 +99,7 @@ def _causal_steps(change=None):
     if change:
         assert change[0] in source
         source = source.replace(*change)
-    module = catalog.load_source("causal", source, ROOT / "solutions" / "ch03" / "causal.py")
+    module = load_source("causal", source, ROOT / "solutions" / "ch03" / "causal.py")
     torch.manual_seed(3)
     attention = module.CausalAttention(3, 4, 6, 0.0).eval()
     result = traced(attention, torch.rand(2, 5, 3, generator=torch.Generator().manual_seed(1)), module=attention)

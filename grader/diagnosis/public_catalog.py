@@ -6,7 +6,7 @@ probe (the book's inputs), the reference's result with its recorded steps, and t
 each catalog mistake that changes it, with the mistake's concept. Only values and concept
 texts: the final values are already public in ``book_values.py``; no line of code ships.
 ``check`` confirms concepts and localizes with it exactly as grading does
-(:class:`Table` answers like :class:`grader.diagnosis.catalog.Reference`).
+(:class:`Table` answers like :class:`grader.diagnosis.live_reference.Reference`).
 
     .venv/bin/python -m grader.diagnosis.public_catalog ASSIGNMENT   # rewrite the table
 """
@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 
 from grader.diagnosis import catalog
+from grader.diagnosis.live_reference import Reference
+from grader.diagnosis.sent import numbers_of
 from grader.sandbox import trace, wire
 
 
@@ -53,7 +55,7 @@ class Table:
         if entry is None:
             return []
         if mistake is None:
-            return catalog.numbers_of(entry["reference"])
+            return numbers_of(entry["reference"])
         return [float(n) for n in (entry.get("numbers") or {}).get(mistake, [])]
 
     def result(self, stem: str, mistake: str | None, probe: str, kwargs: dict):
@@ -145,7 +147,7 @@ def build(root: Path, assignment: str) -> dict:
     suite, hidden, solutions = root / "public_tests" / assignment, root / "tests" / assignment, root / "solutions" / assignment
     sys.path.insert(0, str(solutions))
     try:
-        source = catalog.Reference(suite, solutions, catalog_suite=hidden)
+        source = Reference(suite, solutions, catalog_suite=hidden)
         concepts: dict[str, list] = {}
         results: dict[str, dict] = {}
         for stem, probe, kwargs in public_probes(suite):
@@ -157,7 +159,7 @@ def build(root: Path, assignment: str) -> dict:
                 wrong = source.result(stem, name, probe, kwargs)
                 if not catalog.agree(catalog.unwrap(wrong), catalog.unwrap(reference)):
                     mistakes[name] = _encode(_strip_steps(wrong))
-                    if catalog.numbers_of(reference):  # where the mistake's numbers first leave the reference's
+                    if numbers_of(reference):  # where the mistake's numbers first leave the reference's
                         numbers[name] = source.numbers(stem, name, probe, kwargs)
             results[catalog.probe_key(probe, wire.encode_args(kwargs))] = {
                 "reference": _encode(_strip_steps(reference, keep=True)), "mistakes": mistakes,

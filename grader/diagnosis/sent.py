@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from grader.diagnosis import catalog
+from grader.sandbox import trace
 
 
 @dataclass
@@ -148,3 +149,12 @@ def returned_error(value) -> dict | None:
         rest, _, where = rest.rpartition(" (")
         where = where[:-1]
     return {"$error": kind, "message": rest, "where": where}
+
+
+def numbers_of(value) -> list[float]:
+    """The values of the Python numbers a traced probe's value carries (``"numbers"``), else []."""
+    found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
+    if not isinstance(found, list):
+        return []
+    return [float(n[1]) for n in found[:trace.MAX_NUMBERS]
+            if isinstance(n, list) and len(n) >= 2 and type(n[1]) in (int, float)]

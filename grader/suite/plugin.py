@@ -29,6 +29,7 @@ import pytest
 from grader.assignment import Assignment
 from grader.diagnosis import catalog
 from grader.diagnosis.diagnose import diagnose
+from grader.diagnosis.live_reference import Reference
 from grader.diagnosis.sent import ProbeRun
 from grader.model import Diagnosis
 from grader.rubric import exercise_of
@@ -185,7 +186,7 @@ class GradingPlugin:
         here. Without the solutions (a student's template) the sandbox's word is taken."""
         stem, probe, kwargs = self.calls[nodeid]
         source = catalog_source(self.assignment)
-        if not isinstance(source, catalog.Reference):
+        if not isinstance(source, Reference):
             return True
         reference = source.result(stem, None, probe, kwargs)
         return isinstance(reference, dict) and bool(reference.get("grader_fault"))
@@ -359,7 +360,7 @@ class GradingPlugin:
         if not self.rubric.private:
             return {}
         source = catalog_source(self.assignment)
-        if not isinstance(source, catalog.Reference):
+        if not isinstance(source, Reference):
             return {}
         outcomes = {test["nodeid"]: test["outcome"] for test in json_report.get("tests", [])}
         excused: dict[str, str] = {}
@@ -451,5 +452,5 @@ def catalog_source(assignment: Assignment):
     if (suite / Table.FILE).is_file():
         return Table(suite / Table.FILE)
     if solutions.is_dir() and any(solutions.glob("*.py")):
-        return catalog.Reference(suite, solutions)
+        return Reference(suite, solutions)
     return None
