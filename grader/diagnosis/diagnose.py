@@ -158,7 +158,7 @@ def _one_line_behind_the_concepts(diagnosis: Diagnosis, stem: str, localized: li
     for entry in localized:
         alone = Diagnosis()
         show_step(alone, stem, [entry], folder, output_of(source.result(stem, None, entry[0].probe, entry[0].kwargs)),
-                   _sound_for(entry[0], sound))
+                  _sound_for(entry[0], sound))
         lines.add(alone.origin or alone.where)
     if len(lines) == 1 and "" not in lines:
         diagnosis.concepts = []

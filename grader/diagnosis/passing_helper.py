@@ -46,7 +46,7 @@ def _helper_called(path: Path, stem: str, number: str, wheres: list, passing: se
 
 
 def shape_made_in_passing_helper(diagnosis: Diagnosis, stem: str, run: ProbeRun, runs: list[ProbeRun],
-                                  folder: Path | None) -> None:
+                                 folder: Path | None) -> None:
     """For an error whose wrong shape is first made inside a function of the module that passes every
     check of its own, called from another of its functions: the calling line is shown as where the
     shape goes wrong (the helper is right; what it is given is not), with the caller's statements before
@@ -106,6 +106,6 @@ def passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pro
             diagnosis.inputs = [line for line in diagnosis.inputs if not line.split(":")[0].removeprefix("line ").isdigit()
                                 or enclosing_function(path, int(line.split(":")[0].removeprefix("line "))) != helper]
             uses_made(diagnosis, stem, f"{stem}.py, line {calling}", statement_at(path, calling),
-                       computed_lines([s[2] for s in steps], stem), folder)
+                      computed_lines([s[2] for s in steps], stem), folder)
     if diagnosis.origin and diagnosis.origin == diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = "", ""

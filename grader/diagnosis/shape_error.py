@@ -220,7 +220,7 @@ def _shape_departures(steps: dict, raised: list, reference_steps: list, given: t
 
 
 def joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, reference_steps: list, expected,
-                  folder: Path | None) -> bool:
+                 folder: Path | None) -> bool:
     """A ``torch.cat`` / ``torch.stack`` of the student's, on the way to what differs (``start``), that
     makes a shape the reference never makes from pieces of the right shape (see
     :func:`grader.diagnosis.wrong_shapes.wrong_join`): shown as where the wrong shape is made, with a note

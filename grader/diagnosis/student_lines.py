@@ -72,7 +72,7 @@ def computed_lines(wheres: list, stem: str) -> set[int]:
 
 
 def uses_made(diagnosis: Diagnosis, stem: str, at: str, code: str, computed: set[int], folder: Path | None,
-               layers: list | None = None, same_method: bool = False) -> None:
+              layers: list | None = None, same_method: bool = False) -> None:
     """The lines of the student's file that make what ``code`` (at ``at``) uses besides the values
     the walk followed: the attributes it uses (``self.W_o``), made in another method of the class,
     and the local names assigned on lines where no tensor was computed (``computed``: a number,
