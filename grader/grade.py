@@ -18,6 +18,7 @@ from pathlib import Path
 from grader import rubric as rubrics
 from grader import submission
 from grader.assignment import Assignment
+from grader.dependencies import dependency_first
 from grader.sandbox import seeding
 from grader.hygiene import BLOCK, clean, clean_report
 from grader.model import ExerciseResult, Feedback, Report, TestResult
@@ -50,8 +51,6 @@ def report_of_run(rubric: rubrics.Rubric, plugin, taken: submission.Taken, log: 
     report = build_report(rubric, excused(plugin.json_report, getattr(plugin, "excused", {})), taken,
                           plugin.result.output, plugin.diagnoses)
     if rubric.private:  # modules graded on the student's own dependencies: say which to fix first
-        from grader.check import dependency_first
-
         dependency_first(report, {e.name: e.builds_on or dict.fromkeys(e.uses, "all") for e in rubric.exercises})
     report.isolation = clean("; ".join(sorted(set(plugin.result.isolation.values()))), 500)
     for error in getattr(plugin, "diagnosis_errors", []):  # advice only: logged, the grade stands

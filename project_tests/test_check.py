@@ -269,7 +269,7 @@ def test_a_module_checked_with_a_failing_dependency_says_to_fix_that_first(tmp_p
 
 
 def test_dependency_first_names_the_first_module_down_the_chain_and_only_its_checks():
-    from grader.check import dependency_first
+    from grader.dependencies import dependency_first
     from grader.model import Diagnosis, ExerciseResult, Feedback, Report, TestResult
 
     def exercise(name, *tests):
