@@ -10,9 +10,7 @@ the current folder and the assignment to the one folder under ``exercises/``.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 from grader import manifest
 from grader.dependencies import dependency_first
@@ -43,16 +41,6 @@ def find_assignment(root: Path) -> str:
 def public_suite(settings: Settings, assignment: str) -> Path:
     """The folder of the public tests of ``assignment``."""
     return settings.project_root / PUBLIC / assignment
-
-
-def book_values(assignment: str, settings: Settings | None = None) -> ModuleType:
-    """The book's printed values of ``assignment``: ``public_tests/<assignment>/book_values.py``,
-    the one place that holds them (public tests, notebooks and hidden suites read it)."""
-    path = public_suite(settings or Settings(), assignment) / "book_values.py"
-    spec = importlib.util.spec_from_file_location(f"book_values_{assignment}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def unchanged_template_files(root: Path) -> frozenset[str]:

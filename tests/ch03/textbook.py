@@ -8,7 +8,7 @@ this file adds the ones only the hidden tests check.
 
 import torch
 
-from grader.check import book_values
+from grader.book import book_values
 
 _BOOK = book_values("ch03")
 INPUTS, BATCH = _BOOK.INPUTS, _BOOK.BATCH

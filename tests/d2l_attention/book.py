@@ -7,7 +7,7 @@ run grades the same numbers.
 
 import torch
 
-from grader.check import book_values
+from grader.book import book_values
 
 # The book's own examples, shared with the public tests: their one place is public_tests/d2l_attention/book_values.py.
 _BOOK = book_values("d2l_attention")
