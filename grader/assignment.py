@@ -12,11 +12,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import rubric as rubrics
+from grader.errors import CommandError
 from grader.settings import Settings
 
 
-class AssignmentNotFound(LookupError):
-    """There is no grading suite for the requested assignment."""
+class AssignmentNotFound(CommandError):
+    """There is no such assignment (no suite to grade it with, or no solutions to release it from)."""
+
+    def __init__(self, name: str, known: list[str]):
+        """``name`` is none of the ``known`` assignments, which the message names."""
+        super().__init__(f"no assignment {name!r} (known: {', '.join(sorted(known)) or 'none'})")
+
+
+def suites_in(folder: Path) -> list[str]:
+    """The assignments that have a suite (a rubric) in ``folder``: tests/ or public_tests/."""
+    return [p.parent.name for p in folder.glob("*/rubric.toml")]
 
 
 @dataclass(frozen=True)
@@ -49,9 +59,16 @@ class Assignment:
         root = settings.project_root
         assignment = cls.at(name, root, settings.suite_dir)
         if not (assignment.suite / "rubric.toml").is_file():
-            known = sorted(p.parent.name for p in (root / "tests").glob("*/rubric.toml"))
-            raise AssignmentNotFound(f"no assignment {name!r} (known: {', '.join(known) or 'none'})")
+            raise AssignmentNotFound(name, suites_in(root / "tests"))
         return assignment
+
+    @classmethod
+    def public(cls, name: str, settings: Settings) -> Assignment:
+        """The assignment ``name`` graded with its public suite (``check``), or AssignmentNotFound."""
+        folders = settings.project_root / "public_tests"
+        if not (folders / name / "rubric.toml").is_file():
+            raise AssignmentNotFound(name, suites_in(folders))
+        return cls.at(name, settings.project_root, folders / name)
 
     @functools.cached_property
     def rubric(self) -> rubrics.Rubric:

@@ -9,21 +9,21 @@ the current folder and the assignment to the one folder under ``exercises/``.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from grader import manifest
+from grader.assignment import Assignment
 from grader.dependencies import dependency_first
+from grader.errors import CommandError
 from grader.model import Report
 from grader.settings import Settings
 
 NOTE = "Only public tests ran. Hidden tests run on GitHub when you push; they decide your grade."
-PUBLIC = "public_tests"
 # Folders of a student's machine that are never part of a submission: flags there are noise.
 LOCAL_FOLDERS = frozenset({".venv", "venv", "env", ".ipynb_checkpoints", "__pycache__", ".pytest_cache", ".tox", "node_modules"})
 
 
-class NoAssignment(LookupError):
+class NoAssignment(CommandError):
     """Which assignment to check cannot be told from the submission."""
 
 
@@ -38,11 +38,6 @@ def find_assignment(root: Path) -> str:
     return found[0]
 
 
-def public_suite(settings: Settings, assignment: str) -> Path:
-    """The folder of the public tests of ``assignment``."""
-    return settings.project_root / PUBLIC / assignment
-
-
 def unchanged_template_files(root: Path) -> frozenset[str]:
     """Paths listed in ``root``'s template manifest whose content is still the template's."""
     return manifest.unchanged(root, manifest.read(root))
@@ -54,24 +49,10 @@ def local_noise(flag: str) -> bool:
     return first in LOCAL_FOLDERS or flag.startswith("more than ")
 
 
-def existing_public_suite(settings: Settings, assignment: str) -> Path:
-    """The folder of the public tests of ``assignment``; AssignmentNotFound, naming the known ones, without it."""
-    from grader.assignment import AssignmentNotFound
-
-    suite = public_suite(settings, assignment)
-    if not (suite / "rubric.toml").is_file():
-        known = sorted(p.parent.name for p in (settings.project_root / PUBLIC).glob("*/rubric.toml"))
-        raise AssignmentNotFound(f"no public tests for {assignment!r} (known: {', '.join(known) or 'none'})")
-    return suite
-
-
-def check(root: Path, assignment: str, settings: Settings, sandbox) -> Report:
-    """Grade ``root`` with the public tests of ``assignment``; raises AssignmentNotFound without them."""
-    from grader.assignment import Assignment
+def check(root: Path, public: Assignment, settings: Settings, sandbox) -> Report:
+    """Grade ``root`` with the public suite of an assignment (:meth:`Assignment.public`)."""
     from grader.grade import grade
 
-    settings = dataclasses.replace(settings, suite_dir=existing_public_suite(settings, assignment))
-    public = Assignment.resolve(assignment, settings)
     report = grade(root, public, settings, sandbox, known=unchanged_template_files(root))
     report.flags = [flag for flag in report.flags if not local_noise(flag)]
     # The public suite checks a module with the student's own dependency (no reference ships).

@@ -1,6 +1,6 @@
-"""The command line: parse arguments, call the command's module, map errors to exit codes.
+"""The command line: parse arguments, call the verb (:mod:`grader.verbs`), map errors to exit codes.
 
-Exit codes: 0 whenever a report was produced (whatever the score), 2 for bad arguments, an
+Exit codes (mapped here alone): 0 whenever a report was produced (whatever the score), 2 for bad arguments, an
 unknown assignment or nothing to grade, 3 when the grader itself failed: a broken environment
 (one line says what to install), or a report in which the grader failed on some check (then it
 is not a grade, and inside GitHub Actions nothing is posted to Classroom).
@@ -16,6 +16,7 @@ import threading
 import traceback
 from pathlib import Path
 
+from grader.errors import CommandError
 from grader.settings import Settings
 
 
@@ -23,7 +24,13 @@ def build_parser() -> argparse.ArgumentParser:
     """The parser for every subcommand."""
     parser = argparse.ArgumentParser(prog="python -m grader", description="Grade attention exercises.")
     commands = parser.add_subparsers(dest="command", required=True)
+    for add in (add_grade, add_batch, add_demo, add_check, add_stubs, add_release):
+        add(commands)
+    return parser
 
+
+def add_grade(commands) -> None:
+    """``grade SUBMISSION --assignment A``."""
     grade = commands.add_parser("grade", help="grade one submission with the hidden tests")
     grade.add_argument("submission", type=Path, help="a folder holding exercises/<assignment>/*.py")
     grade.add_argument("--assignment", required=True, help="for example ch03")
@@ -32,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--quiet", action="store_true", help="print only the total")
     add_limits(grade)
 
+
+def add_batch(commands) -> None:
+    """``batch ROOT --assignment A --csv GRADES``."""
     batch = commands.add_parser("batch", help="grade every submission folder under ROOT (one per student)")
     batch.add_argument("root", type=Path, help="a folder of submission folders, one per student (named by the student "
                        "id, or GitHub Classroom's <assignment>-<login>)")
@@ -60,10 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
     # --jobs grading processes at once; the sandbox runs one submission's workers at a time, --jobs modules of it at once
     batch.set_defaults(workers=1)
 
+
+def add_demo(commands) -> None:
+    """``demo [--assignment A]``."""
     demo = commands.add_parser("demo", help="grade the reference solutions and a bundled sample submission")
     demo.add_argument("--assignment", default="ch03", help="for example ch03 (default) or d2l_attention")
     add_limits(demo)
 
+
+def add_check(commands) -> None:
+    """``check [SUBMISSION | MODULE]``."""
     check = commands.add_parser("check", help="run the public tests on your work (hidden tests run on GitHub)")
     check.add_argument("submission", type=Path, nargs="?", default=Path("."),
                        help="your repository (default: here), or one module to check: causal, or exercises/ch03/causal.py")
@@ -73,14 +89,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", type=Path, dest="json_path", help="write the report here")
     add_limits(check)
 
+
+def add_stubs(commands) -> None:
+    """``stubs --assignment A``."""
     stubs = commands.add_parser("stubs", help="write exercises/<assignment>/ from solutions/<assignment>/")
     stubs.add_argument("--assignment", required=True, help="for example ch03")
 
+
+def add_release(commands) -> None:
+    """``release --assignment A --out DIR``."""
     release = commands.add_parser("release", help="build the student template repository of an assignment")
     release.add_argument("--assignment", required=True, help="for example ch03")
     release.add_argument("--out", type=Path, required=True, help="the template's folder (empty, or use --force)")
     release.add_argument("--force", action="store_true", help="replace the folder's contents (its .git is kept)")
-    return parser
 
 
 def add_limits(parser: argparse.ArgumentParser) -> None:
@@ -100,19 +121,15 @@ def add_limits(parser: argparse.ArgumentParser) -> None:
                        help="unprivileged user that runs student code when the grader runs as root")
 
 
+LIMITS = ("probe_timeout", "memory_mb", "workers", "module_budget", "cpu_seconds", "file_mb", "output_chars", "sandbox_user")
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
-    """The settings the parsed flags ask for."""
+    """The settings the parsed flags ask for (the defaults for a verb without them: stubs, release)."""
     return Settings(
         suite_dir=args.suite.resolve() if getattr(args, "suite", None) else None,
-        probe_timeout=args.probe_timeout,
-        memory_mb=args.memory_mb,
-        workers=args.workers,
-        module_budget=args.module_budget,
-        cpu_seconds=args.cpu_seconds,
-        file_mb=args.file_mb,
-        output_chars=args.output_chars,
-        sandbox_user=args.sandbox_user,
         reuse_passes=getattr(args, "reuse_passes", True),
+        **{name: getattr(args, name) for name in LIMITS if hasattr(args, name)},
     )
 
 
@@ -135,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGINT, on_interrupt)
     try:
         return run(args)
+    except CommandError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         return stopped(args.command)
     except BrokenEnvironment as exc:
@@ -186,34 +206,10 @@ def missing_package(command: str, package: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch the parsed command to its module."""
+    """Dispatch the parsed command to its verb (:data:`grader.verbs.VERBS`)."""
     if args.command in INSTRUCTOR_COMMANDS and not (Settings().project_root / "solutions").is_dir():
-        print(f"error: '{args.command}' is an instructor command; this copy of the grader (a student "
-              "template) has no solutions. Use 'python -m grader check'.", file=sys.stderr)
-        return 2
-    if args.command == "release":
-        from grader.commands import release_command
+        raise CommandError(f"'{args.command}' is an instructor command; this copy of the grader (a student "
+                           "template) has no solutions. Use 'python -m grader check'.")
+    from grader.verbs import VERBS
 
-        return release_command(args)
-    if args.command == "stubs":
-        from grader.commands import stubs_command
-
-        return stubs_command(args)
-    settings = settings_from(args)
-    if args.command == "check":
-        from grader.commands import check_command
-
-        return check_command(args, settings)
-    if args.command == "grade":
-        from grader.commands import grade_command
-
-        return grade_command(args, settings)
-    if args.command == "batch":
-        from grader.commands import batch_command
-
-        return batch_command(args, settings)
-    if args.command == "demo":
-        from grader import demo
-
-        return demo.run(args.assignment, settings)
-    return 2
+    return VERBS[args.command](args, settings_from(args))

@@ -38,7 +38,7 @@ def build_submission(folder: Path, assignment: Assignment, mistakes: list[dict])
     return folder
 
 
-def run(assignment: str, settings: Settings) -> int:
+def run(assignment: Assignment, settings: Settings) -> int:
     """Grade both submissions and print their tables."""
     from rich.console import Console
     from rich.text import Text
@@ -46,14 +46,13 @@ def run(assignment: str, settings: Settings) -> int:
     from grader.batch.pool import grade_many
     from grader.reports import terminal
 
-    resolved = Assignment.resolve(assignment, settings)
-    mistakes = sample_mistakes(resolved)
+    mistakes = sample_mistakes(assignment)
     console = Console(highlight=False)
     with tempfile.TemporaryDirectory() as tmp:
-        reference = build_submission(Path(tmp) / "reference", resolved, [])
-        sample = build_submission(Path(tmp) / "sample", resolved, mistakes)
-        reports = dict(grade_many([reference, sample], resolved, settings))
-    console.rule(f"The reference solutions ({assignment})")
+        reference = build_submission(Path(tmp) / "reference", assignment, [])
+        sample = build_submission(Path(tmp) / "sample", assignment, mistakes)
+        reports = dict(grade_many([reference, sample], assignment, settings))
+    console.rule(f"The reference solutions ({assignment.name})")
     terminal.show(reports[reference], console=console, compact=True)
     console.rule("A sample submission with typical mistakes")
     console.print(Text("The sample is the reference solutions with these mistakes made on purpose:"))
@@ -62,7 +61,7 @@ def run(assignment: str, settings: Settings) -> int:
     console.print()
     terminal.show(reports[sample], console=console, compact=True)
     console.rule()
-    console.print(Text(next_steps(assignment, settings)))
+    console.print(Text(next_steps(assignment.name, settings)))
     return 0
 
 

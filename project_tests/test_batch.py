@@ -21,7 +21,7 @@ import pytest
 from grader import manifest
 from grader.batch import resume
 from grader import rubric as rubrics
-from grader.batch.gradebook import NBGRADER_COLUMNS
+from grader.batch.grades_csv import NBGRADER_COLUMNS
 from project_tests.helpers import ROOT, make_submission, stub_sources
 
 ASSIGNMENT = "ch03"
@@ -194,7 +194,7 @@ def test_template_manifest_is_read_when_present(tmp_path):
 
 def test_csv_cells_cannot_run_as_formulas():
     from grader.model import Report
-    from grader.batch.gradebook import csv_row
+    from grader.batch.grades_csv import csv_row
 
     row = csv_row(ASSIGNMENT, [], "=cmd", Report(ASSIGNMENT, 0, 1, flags=["=HYPERLINK(1) x"]))
     assert row["student_id"] == "'=cmd" and row["flags"].startswith("'=")
@@ -204,7 +204,7 @@ def test_csv_row_cleans_the_text_it_shows():
     """A row is made from the report's scores, flags and grader errors alone: the text it shows
     goes through the one hygiene function (control and bidi characters out, one line each)."""
     from grader.model import Report
-    from grader.batch.gradebook import csv_row
+    from grader.batch.grades_csv import csv_row
 
     report = Report(ASSIGNMENT, 0, 1, flags=["a\x1b[2Jb\u202ec"], grader_errors=["first\x07 line\nsecond line"])
     row = csv_row(ASSIGNMENT, [], "id\x1b]52;c;x\x07", report)

@@ -133,7 +133,7 @@ def test_check_of_a_submission_folder_from_the_instructor_repository(tmp_path):
     assert report["assignment"] == "d2l_attention" and report["score"] == 0
     proc = subprocess.run([PYTHON, "-m", "grader", "check", str(submission), "--assignment", "nope"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "no public tests for 'nope'" in proc.stderr
+    assert proc.returncode == 2 and "no assignment 'nope' (known: ch03, d2l_attention)" in proc.stderr
 
 
 def test_instructor_commands_in_the_template_say_so(tmp_path_factory, tmp_path):

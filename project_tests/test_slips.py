@@ -107,11 +107,12 @@ def test_a_command_without_its_packages_says_what_to_install(tmp_path):
 def test_release_ends_with_the_next_steps(tmp_path, monkeypatch, capsys):
     from argparse import Namespace
 
-    from grader import commands
+    from grader import verbs
+    from grader.settings import Settings
     from grader.release import command as release
 
     monkeypatch.setattr(release, "build", lambda assignment, out, force: release.Released(out, assignment, ["mha"], []))
-    assert commands.release_command(Namespace(assignment="ch03", out=tmp_path / "t", force=False)) == 0
+    assert verbs.release(Namespace(assignment="ch03", out=tmp_path / "t", force=False), Settings()) == 0
     text = capsys.readouterr().out
     steps = text[text.index("Next steps"):]
     for needed in ("create a repository", "template repository", "GRADER_TOKEN", "GRADER_REPO",
@@ -176,7 +177,7 @@ def test_check_of_one_module_shows_it_alone_and_counts_only_its_checks():
 
 
 def test_grade_refuses_what_is_not_a_submission_and_points_at_batch(tmp_path):
-    from grader.commands import not_a_submission
+    from grader.verbs import not_a_submission
 
     (tmp_path / "class" / "alice" / "exercises" / "ch03").mkdir(parents=True)
     (tmp_path / "class" / "notes").mkdir()

@@ -49,12 +49,14 @@ CHECK_MANY = """
 import json, sys
 from pathlib import Path
 from grader import environment
+from grader.assignment import Assignment
 from grader.check import check
 from grader.sandbox.local import runner_for_this_machine
 from grader.settings import Settings
 
-assignment, roots = sys.argv[1], [Path(p) for p in json.loads(sys.argv[2])]
+roots = [Path(p) for p in json.loads(sys.argv[2])]
 settings = Settings(probe_timeout=float(sys.argv[3]))
+assignment = Assignment.public(sys.argv[1], settings)
 runner = runner_for_this_machine(settings.workers)
 reports = {}
 try:

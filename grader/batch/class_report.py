@@ -24,12 +24,12 @@ import os
 import statistics
 import urllib.parse
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch import charts
 from grader.hygiene import NAME, clean
-from grader.model import Report
+from grader.batch.student import Student
 from grader.reports import replace_atomically
 from grader.reports.summary import markdown as job_summary
 from grader.reports.summary import md
@@ -39,24 +39,12 @@ FEEDBACK = "FEEDBACK.md"
 
 
 @dataclass
-class Student:
-    """One row of the class: who, the folder graded, the report, where the grade came from."""
-
-    name: str  # the login, or the folder's name
-    folder: str
-    report: Report
-    source: dict[str, str] = field(default_factory=dict)  # folder, commit, committed_at, commits after the deadline
-    skipped: bool = False  # not graded at all (no commit before the deadline, ...)
-
-
-@dataclass
 class Pages:
     """What :func:`write` wrote."""
 
     html: Path
     markdown: Path
     pictures: list[Path]
-    feedback: dict[str, Path]
 
 
 @dataclass
@@ -97,7 +85,7 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
     rows = []
     for s in students:
         if s.skipped:
-            rows.append((s.name, "not graded", "; ".join(filter(None, [why(s), after_deadline(s.source)]))))
+            rows.append((s.name, "not graded", "; ".join(filter(None, [s.skip_reason, after_deadline(s.source)]))))
             continue
         if s.source.get("commits_after_deadline"):
             rows.append((s.name, "commits after the deadline", after_deadline(s.source)))
@@ -132,11 +120,6 @@ def isolation_summary(students: list[Student]) -> str:
     return "student code ran with WEAK isolation for some or all students (" + "; ".join(modes) + "): not a grade of record"
 
 
-def why(student: Student) -> str:
-    """Why a student was not graded (batch's flag without its "not graded: " label)."""
-    return "; ".join(flag.removeprefix("not graded: ") for flag in student.report.flags)
-
-
 def write_feedback(student: Student, reports_dir: Path) -> Path:
     """``FEEDBACK.md`` for one student: their job summary under a heading naming them and the commit."""
     lines = [f"# Feedback for {md(clean(student.name, NAME))}", ""]
@@ -148,9 +131,9 @@ def write_feedback(student: Student, reports_dir: Path) -> Path:
         later = (f"Your repository has {count} commit{'s' if count != 1 else ''} after the deadline (the latest "
                  f"committed {md(student.source.get('last_commit_after_deadline', ''))}): "
                  f"{'they were' if count != 1 else 'it was'} not graded.")
-    path = reports_dir / student.folder / FEEDBACK
+    path = reports_dir / student.folder.name / FEEDBACK
     if student.skipped:  # nothing was graded: the reason is all there is to say
-        lines += [f"Not graded: {md(why(student))}.", ""] + ([later, ""] if later else [])
+        lines += [f"Not graded: {md(student.skip_reason)}.", ""] + ([later, ""] if later else [])
         text = "\n".join(lines)
     else:
         if later:
@@ -179,26 +162,38 @@ def link(target: Path, base: Path) -> str:
     return urllib.parse.quote(os.path.relpath(target, base).replace(os.sep, "/"), safe="/")
 
 
-def write(csv_path: Path, assignment: str, rubric, students: list[Student], feedback: dict[str, Path]) -> Pages:
+@dataclass
+class ClassPage:
+    """What the class report says, made once and written as HTML (:func:`page_html`) and as Markdown
+    (:func:`page_markdown`)."""
+
+    title: str
+    summary: str  # the class in one sentence: how many graded, the mean and median, the isolation
+    stats: list[ExerciseStats]
+    ranked: list[tuple[str, str, list[str]]]  # (exercise, mistake, who), most common first
+    notes: list[tuple[str, str, str]]  # (student, what, detail) to look at
+    students: list[Student]  # each with their feedback file, written as their grade was known
+    pictures: list[Path]
+    base: Path  # the pages' folder: links are relative to it
+
+
+def write(csv_path: Path, assignment: str, rubric, students: list[Student]) -> Pages:
     """The pictures, the HTML page and its Markdown version (see the module docstring), linking to
-    each student's feedback file in ``feedback`` (by folder: ``batch`` writes each with
-    :func:`write_feedback` as the student's grade is known)."""
-    base = csv_path.parent
+    each student's feedback file (``batch`` writes each with :func:`write_feedback` as the
+    student's grade is known)."""
     stem = csv_path.with_suffix("")
     stats = exercise_stats(rubric, students)
-    pictures = draw(stem, rubric, students, stats)
-    ranked = mistakes(students)
-    notes = attention(students)
-    title = f"{assignment}: the class at a glance"
     graded = [s.report.score for s in students if not s.skipped]
     summary = (f"{len(students)} students, {len(graded)} graded; total out of {rubric.max_score:g}: "
                + (f"mean {statistics.fmean(graded):.3g}, median {statistics.median(graded):g}" if graded else "no grades")
                + "; " + isolation_summary(students))
+    page = ClassPage(f"{assignment}: the class at a glance", summary, stats, mistakes(students), attention(students),
+                     students, draw(stem, rubric, students, stats), csv_path.parent)
     html_path = stem.with_name(f"{stem.name}-report.html")
     md_path = stem.with_name(f"{stem.name}-report.md")
-    replace_atomically(html_path, page_html(title, summary, stats, ranked, notes, students, pictures, feedback, base))
-    replace_atomically(md_path, page_markdown(title, summary, stats, ranked, notes, students, pictures, feedback, base))
-    return Pages(html_path, md_path, pictures, feedback)
+    replace_atomically(html_path, page_html(page))
+    replace_atomically(md_path, page_markdown(page))
+    return Pages(html_path, md_path, page.pictures)
 
 
 def short(commit: str) -> str:
@@ -210,41 +205,41 @@ def _who(names: list[str]) -> str:
     return ", ".join(names)
 
 
-def page_html(title, summary, stats, ranked, notes, students, pictures, feedback, base) -> str:
+def page_html(page: ClassPage) -> str:
     """The class report as one HTML page (every student text escaped)."""
     e = lambda text: html.escape(clean(text), quote=True)  # noqa: E731
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>{e(title)}</title>",
+           f"<title>{e(page.title)}</title>",
            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left;"
            "vertical-align:top;overflow-wrap:anywhere;max-width:40em}th{background:#f3f3f3}td.n{text-align:right}img{max-width:100%;display:block;margin:1em 0}"
-           "</style></head><body>", f"<h1>{e(title)}</h1>", f"<p>{e(summary)}</p>"]
-    out += [f'<img src="{html.escape(link(p, base))}" alt="{e(p.stem)}">' for p in pictures]
+           "</style></head><body>", f"<h1>{e(page.title)}</h1>", f"<p>{e(page.summary)}</p>"]
+    out += [f'<img src="{html.escape(link(p, page.base))}" alt="{e(p.stem)}">' for p in page.pictures]
     out += ["<h2>Per exercise</h2>", "<table><tr><th>exercise</th><th>points</th><th>mean</th><th>median</th>"
             "<th>students at zero</th></tr>"]
     out += [f'<tr><td>{e(s.name)}</td><td class="n">{s.max_score:g}</td><td class="n">{s.mean:.3g}</td>'
-            f'<td class="n">{s.median:g}</td><td class="n">{s.zeros}</td></tr>' for s in stats]
+            f'<td class="n">{s.median:g}</td><td class="n">{s.zeros}</td></tr>' for s in page.stats]
     out.append("</table><h2>Diagnosed mistakes, most common first</h2>")
-    if ranked:
+    if page.ranked:
         out.append("<table><tr><th>students</th><th>exercise</th><th>mistake</th><th>who</th></tr>")
         out += [f'<tr><td class="n">{len(who)}</td><td>{e(ex)}</td><td>{e(concept)}</td><td>{e(_who(who))}</td></tr>'
-                for ex, concept, who in ranked]
+                for ex, concept, who in page.ranked]
         out.append("</table>")
     else:
         out.append("<p>No confirmed mistake.</p>")
     out.append("<h2>To look at: not graded, flagged, modules that could not be graded</h2>")
-    if notes:
+    if page.notes:
         out.append("<table><tr><th>student</th><th>what</th><th>detail</th></tr>")
-        out += [f"<tr><td>{e(who)}</td><td>{e(what)}</td><td>{e(detail)}</td></tr>" for who, what, detail in notes]
+        out += [f"<tr><td>{e(who)}</td><td>{e(what)}</td><td>{e(detail)}</td></tr>" for who, what, detail in page.notes]
         out.append("</table>")
     else:
         out.append("<p>Nothing: every submission was graded, none flagged.</p>")
     out += ["<h2>Students</h2>", "<table><tr><th>student</th><th>score</th><th>folder</th><th>commit</th>"
             "<th>committed</th><th>commits after the deadline</th><th>feedback</th></tr>"]
-    for s in students:
+    for s in page.students:
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
-        href = html.escape(link(feedback[s.folder].with_suffix(".html"), base))  # the page beside FEEDBACK.md
-        out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder)}</td>'
+        href = html.escape(link(s.feedback.with_suffix(".html"), page.base))  # the page beside FEEDBACK.md
+        out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder.name)}</td>'
                    f'<td><code>{e(short(s.source.get("commit", "")))}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
                    f'<td class="n">{e(s.source.get("commits_after_deadline", ""))}</td>'
                    f'<td><a href="{href}">feedback</a></td></tr>')
@@ -252,28 +247,28 @@ def page_html(title, summary, stats, ranked, notes, students, pictures, feedback
     return "\n".join(out)
 
 
-def page_markdown(title, summary, stats, ranked, notes, students, pictures, feedback, base) -> str:
+def page_markdown(page: ClassPage) -> str:
     """The class report in Markdown (every student text made inert)."""
-    out = [f"# {md(title)}", "", md(summary), ""]
-    out += [f"![{md(p.stem)}]({link(p, base)})" for p in pictures] + [""]
+    out = [f"# {md(page.title)}", "", md(page.summary), ""]
+    out += [f"![{md(p.stem)}]({link(p, page.base)})" for p in page.pictures] + [""]
     out += ["## Per exercise", "", "| exercise | points | mean | median | students at zero |", "|---|---:|---:|---:|---:|"]
-    out += [f"| {md(s.name)} | {s.max_score:g} | {s.mean:.3g} | {s.median:g} | {s.zeros} |" for s in stats]
+    out += [f"| {md(s.name)} | {s.max_score:g} | {s.mean:.3g} | {s.median:g} | {s.zeros} |" for s in page.stats]
     out += ["", "## Diagnosed mistakes, most common first", ""]
-    if ranked:
+    if page.ranked:
         out += ["| students | exercise | mistake | who |", "|---:|---|---|---|"]
-        out += [f"| {len(who)} | {md(ex)} | {md(concept)} | {md(_who(who))} |" for ex, concept, who in ranked]
+        out += [f"| {len(who)} | {md(ex)} | {md(concept)} | {md(_who(who))} |" for ex, concept, who in page.ranked]
     else:
         out.append("No confirmed mistake.")
     out += ["", "## To look at: not graded, flagged, modules that could not be graded", ""]
-    if notes:
+    if page.notes:
         out += ["| student | what | detail |", "|---|---|---|"]
-        out += [f"| {md(who)} | {md(what)} | {md(detail, 500)} |" for who, what, detail in notes]
+        out += [f"| {md(who)} | {md(what)} | {md(detail, 500)} |" for who, what, detail in page.notes]
     else:
         out.append("Nothing: every submission was graded, none flagged.")
     out += ["", "## Students", "", "| student | score | folder | commit | committed | commits after the deadline | feedback |",
             "|---|---:|---|---|---|---:|---|"]
-    for s in students:
+    for s in page.students:
         score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
-        out.append(f"| {md(s.name)} | {score} | {md(s.folder)} | {md(short(s.source.get('commit', '')))} | "
-                   f"{md(s.source.get('committed_at', ''))} | {md(s.source.get('commits_after_deadline', ''))} | [feedback]({link(feedback[s.folder], base)}) |")
+        out.append(f"| {md(s.name)} | {score} | {md(s.folder.name)} | {md(short(s.source.get('commit', '')))} | "
+                   f"{md(s.source.get('committed_at', ''))} | {md(s.source.get('commits_after_deadline', ''))} | [feedback]({link(s.feedback, page.base)}) |")
     return "\n".join(out) + "\n"

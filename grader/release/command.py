@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import environment, manifest
-from grader.assignment import Assignment
+from grader.assignment import Assignment, AssignmentNotFound
 from grader import rubric as rubrics
 from grader.release.leaks import INSTRUCTOR_FOLDERS, scan
 from grader.release.notebooks import NotebookError, generate_notebooks
 from grader.reports.classroom import runner_name
+from grader.errors import CommandError
 from grader.settings import PROJECT_ROOT
 from grader.release.stubs import write_stubs
 
@@ -42,12 +43,10 @@ STUDENT_PACKAGES = ("matplotlib",)
 PLACEHOLDER = re.compile(r"__[A-Z][A-Z_]*[A-Z]__")
 
 
-class ReleaseError(Exception):
+class ReleaseError(CommandError):
     """The release could not be built; ``exit_code`` says why (see the module docstring)."""
 
-    def __init__(self, message: str, exit_code: int = 3):
-        super().__init__(message)
-        self.exit_code = exit_code
+    exit_code = 3
 
 
 class LeakError(ReleaseError):
@@ -86,8 +85,8 @@ def build(assignment: str, out: Path, *, project_root: Path | None = None, force
     paths = Assignment.at(assignment, root)
     solutions, public = paths.solutions, paths.public_suite
     if not solutions.is_dir():
-        known = sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir()) if (root / "solutions").is_dir() else []
-        raise ReleaseError(f"no assignment {assignment!r} (known: {', '.join(known) or 'none'})", exit_code=2)
+        solved = root / "solutions"
+        raise AssignmentNotFound(assignment, [p.name for p in solved.iterdir() if p.is_dir()] if solved.is_dir() else [])
     if not (public / "rubric.toml").is_file():
         raise ReleaseError(f"no public tests for {assignment!r}: {public / 'rubric.toml'} is missing", exit_code=2)
     if out == root or root in out.parents and out.parts[len(root.parts)] in INSTRUCTOR_FOLDERS | {"grader", "template"}:

@@ -1,41 +1,44 @@
-"""What each subcommand does, on top of the pipeline modules."""
+"""Each verb of the command line in one shape: ``VERBS[name](args, settings) -> exit code``.
+
+A verb checks its arguments, resolves the assignment (:class:`~grader.assignment.Assignment`:
+one message for an unknown one), calls its module and says what came of it. What it will not do
+as asked it raises as a :class:`~grader.errors.CommandError`, which ``grader.cli`` alone turns
+into an exit code.
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
+from grader.assignment import Assignment, AssignmentNotFound
+from grader.errors import CommandError
 from grader.settings import Settings
 
 
-def grade_command(args, settings: Settings) -> int:
+def grade(args, settings: Settings) -> int:
     """``grade``: one submission, a JSON report and a terminal summary.
 
     3 (and no Classroom payloads) when the grader failed on any check: that is not a grade.
     """
-    from grader.assignment import Assignment, AssignmentNotFound
     from grader.sandbox.client import Sandbox
 
     if not args.submission.is_dir():
-        print(f"error: {args.submission} is not a folder", file=sys.stderr)
-        return 2
-    try:  # before the sandbox starts: a mistyped name is answered at once, not after importing torch
-        assignment = Assignment.resolve(args.assignment, settings)
-    except AssignmentNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(f"{args.submission} is not a folder")
+    # Before the sandbox starts: a mistyped name is answered at once, not after importing torch.
+    assignment = Assignment.resolve(args.assignment, settings)
     if refused := not_a_submission(args.submission, assignment.name):
-        print(f"error: {refused}", file=sys.stderr)
-        return 2
+        raise CommandError(refused)
     with Sandbox() as sandbox:  # started first: it imports torch while we import the rest
         from grader import environment
         from grader.check import unchanged_template_files
-        from grader.grade import grade
+        from grader.grade import grade as grade_one
         from grader.reports import terminal, write_json
 
         root = args.submission.resolve()
         with environment.verified(sandbox, settings):  # nothing is written unless the environment can grade
             # The template's own files (its pytest.ini, ...) are not the student's doing.
-            report = grade(root, assignment, settings, sandbox, known=unchanged_template_files(root))
+            report = grade_one(root, assignment, settings, sandbox, known=unchanged_template_files(root))
     if args.json_path:
         write_json(report, args.json_path)
     from grader.reports import classroom
@@ -56,8 +59,6 @@ def not_a_submission(folder, assignment: str) -> str:
     """Why ``grade`` will not grade ``folder`` ("" when it holds ``exercises/<assignment>/``, or is a
     git repository: a student's own, whose missing modules are graded 0 with a message, as every
     missing module is)."""
-    from pathlib import Path
-
     from grader.submission import is_submission, shown
 
     if is_submission(folder, assignment):
@@ -89,43 +90,32 @@ def not_a_grade(report) -> int:
     return 3
 
 
-def batch_command(args, settings: Settings) -> int:
+def batch(args, settings: Settings) -> int:
     """``batch``: every submission folder under ROOT; a CSV of grades and a report each."""
-    from grader.batch import command as batch
+    from grader.batch import command as batch_command
 
-    return batch.run(
-        args.root.resolve(), args.assignment, settings,
+    return batch_command.run(
+        args.root.resolve(), Assignment.resolve(args.assignment, settings), settings,
         csv_path=args.csv_path, reports_dir=args.reports_dir, jobs=max(1, args.jobs),
         template=args.template, gradebook=args.gradebook, duedate=args.duedate, deadline=args.deadline,
         slug=args.slug, accept_weak_isolation=args.accept_weak_isolation,
     )
 
 
-def check_command(args, settings: Settings) -> int:
+def check(args, settings: Settings) -> int:
     """``check``: the public tests, the same table, and a note that hidden tests decide the grade."""
-    from grader.check import NOTE, NoAssignment, check, existing_public_suite, find_assignment
-    from grader.assignment import AssignmentNotFound
+    from grader.check import NOTE, check as check_one, find_assignment
     from grader.sandbox.local import runner_for_this_machine
 
     root, modules = module_argument(args.submission, list(args.modules))
     if not root.is_dir():
-        print(f"error: {args.submission} is not a folder, a module of exercises/<assignment>/ or a module's name",
-              file=sys.stderr)
-        return 2
-    try:
-        assignment = args.assignment or find_assignment(root)
-        suite = existing_public_suite(settings, assignment)  # a mistyped name is answered at once, not after importing torch
-    except (NoAssignment, AssignmentNotFound) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if modules:
-        from grader import rubric as rubrics
-
-        known = [e.name for e in rubrics.load(suite, assignment).exercises]
-        modules = [m.removesuffix(".py") for m in modules]
-        if unknown := [m for m in modules if m not in known]:
-            print(f"error: no module {', '.join(unknown)} in {assignment} (its modules: {', '.join(known)})", file=sys.stderr)
-            return 2
+        raise CommandError(f"{args.submission} is not a folder, a module of exercises/<assignment>/ or a module's name")
+    # A mistyped name is answered at once, not after importing torch.
+    assignment = Assignment.public(args.assignment or find_assignment(root), settings)
+    modules = [m.removesuffix(".py") for m in modules]
+    known = [e.name for e in assignment.rubric.exercises]
+    if unknown := [m for m in modules if m not in known]:
+        raise CommandError(f"no module {', '.join(unknown)} in {assignment.name} (its modules: {', '.join(known)})")
     # Started before this process imports torch (nothing above does): the two imports overlap.
     runner = runner_for_this_machine(settings.workers)  # on macOS and Windows: spawned interpreters, nothing confined
     try:
@@ -133,7 +123,7 @@ def check_command(args, settings: Settings) -> int:
         from grader.reports import terminal, write_json
 
         with environment.verified(runner, settings):
-            report = check(root, assignment, settings, runner)
+            report = check_one(root, assignment, settings, runner)
     finally:
         runner.close()
     if args.json_path:
@@ -145,8 +135,6 @@ def check_command(args, settings: Settings) -> int:
 def module_argument(given, modules: list[str]):
     """``check``'s positional: the submission folder, or one module (``causal``, ``causal.py`` or
     ``exercises/<a>/causal.py``), checked in the folder it belongs to; returns (folder, modules)."""
-    from pathlib import Path
-
     if given.is_dir():
         return given.resolve(), modules
     if given.suffix == ".py" and given.parent.parent.name == "exercises":  # exercises/<assignment>/<module>.py
@@ -156,20 +144,16 @@ def module_argument(given, modules: list[str]):
     return given.resolve(), modules
 
 
-def release_command(args) -> int:
-    """``release``: build the student template; 1 when it would leak, 2 bad arguments, 3 a failed step."""
+def release(args, settings: Settings) -> int:
+    """``release``: build the student template; ReleaseError (exit 1 when it would leak, 2 bad
+    arguments, 3 a failed step) when it cannot."""
     try:
-        from grader.release import command as release
+        from grader.release import command as release_command
     except ImportError as exc:
         if (exc.name or "").split(".")[0] != "grader":
             raise  # a missing package: grader.cli says what to install
-        print("error: release is an instructor command; run it in the instructor's repository", file=sys.stderr)
-        return 2
-    try:
-        built = release.build(args.assignment, args.out, force=args.force)
-    except release.ReleaseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        raise CommandError("release is an instructor command; run it in the instructor's repository") from None
+    built = release_command.build(args.assignment, args.out, force=args.force)
     for warning in built.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"released {built.assignment} into {built.out}: notebooks {', '.join(built.notebooks)}; "
@@ -190,21 +174,31 @@ NEXT_STEPS = """Next steps (docs/classroom.md):
          --csv grades/{assignment}.csv --deadline 2026-03-01T23:59:00+01:00 --template {out}"""
 
 
-def stubs_command(args) -> int:
+def stubs(args, settings: Settings) -> int:
     """``stubs``: regenerate the student stubs of an assignment from its solutions (2 when there are none)."""
-    from grader.assignment import Assignment
     from grader.release.markers import MarkerError
-    from grader.settings import PROJECT_ROOT
     from grader.release.stubs import write_stubs
 
-    solutions = Assignment.at(args.assignment, PROJECT_ROOT).solutions
+    root = settings.project_root
+    solutions = Assignment.at(args.assignment, root).solutions
+    if not solutions.is_dir():
+        raise AssignmentNotFound(args.assignment, [p.name for p in (root / "solutions").iterdir() if p.is_dir()])
     if not any(solutions.glob("*.py")):
-        print(f"error: no solutions/{args.assignment}/*.py", file=sys.stderr)
-        return 2
+        raise CommandError(f"no solutions/{args.assignment}/*.py")
     try:
-        written = write_stubs(solutions, PROJECT_ROOT / "exercises" / args.assignment)
+        written = write_stubs(solutions, root / "exercises" / args.assignment)
     except MarkerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
     print(f"wrote {len(written)} stubs into exercises/{args.assignment}/: {', '.join(p.name for p in written)}")
     return 0
+
+
+def demo(args, settings: Settings) -> int:
+    """``demo``: grade the reference solutions and the bundled sample submission."""
+    from grader import demo as demo_run
+
+    return demo_run.run(Assignment.resolve(args.assignment, settings), settings)
+
+
+# Every verb of ``python -m grader``, by name.
+VERBS = {"grade": grade, "check": check, "batch": batch, "demo": demo, "stubs": stubs, "release": release}
