@@ -26,7 +26,7 @@ def dependency_first(report: Report, dependencies: dict[str, dict]) -> None:
         return name if fails(name) else None
 
     for exercise in report.exercises:
-        if exercise.message == "not attempted yet":  # the module itself is still the template's stub
+        if exercise.not_attempted:  # the module itself is still the template's stub
             continue
         for dependency, tests in dependencies.get(exercise.name, {}).items():
             first = first_to_fix(dependency)

@@ -21,7 +21,7 @@ from grader.assignment import Assignment
 from grader.dependencies import dependency_first
 from grader.sandbox import seeding
 from grader.hygiene import BLOCK, clean, clean_report
-from grader.model import ExerciseResult, Feedback, Report, TestResult
+from grader.model import NOT_ATTEMPTED, ExerciseResult, Feedback, Report, TestResult
 from grader.sandbox.client import Sandbox
 from grader.settings import Settings
 
@@ -184,8 +184,8 @@ def exercise_message(name: str, tests: list[TestResult], taken: submission.Taken
         return taken.missing[name]
     messages = {t.message for t in tests}
     if tests and all(t.status != "passed" for t in tests):
-        if all(m.startswith("not attempted yet") for m in messages):
-            return "not attempted yet"
+        if all(t.not_attempted for t in tests):
+            return NOT_ATTEMPTED
         if len(messages) == 1:
             return messages.pop()
     return ""

@@ -7,6 +7,11 @@ from typing import Literal
 
 Status = Literal["passed", "failed", "error", "timeout"]
 
+# What a module still raising NotImplementedError (the template's stub, untouched) says: the whole
+# of its message, and the start of each of its checks'. REPORT.json holds only the text, so the
+# text is the state: read it through ``not_attempted``, never by comparing strings elsewhere.
+NOT_ATTEMPTED = "not attempted yet"
+
 
 @dataclass
 class Comparison:
@@ -90,6 +95,11 @@ class TestResult:
     message: str = ""
     feedback: Feedback | None = None
 
+    @property
+    def not_attempted(self) -> bool:
+        """Its module is still the template's stub."""
+        return self.message.startswith(NOT_ATTEMPTED)
+
 
 @dataclass
 class ExerciseResult:
@@ -105,6 +115,11 @@ class ExerciseResult:
     output: str = ""
     # Why the failing checks fail, once for the module (None when every check passed).
     diagnosis: Diagnosis | None = None
+
+    @property
+    def not_attempted(self) -> bool:
+        """The module is still the template's stub (every check said so)."""
+        return self.message == NOT_ATTEMPTED
 
 
 @dataclass

@@ -94,7 +94,7 @@ def attention(students: list[Student]) -> list[tuple[str, str, str]]:
         for error in s.report.grader_errors[:3]:
             rows.append((s.name, "grader error (not a grade)", error.splitlines()[0] if error else ""))
         for exercise in s.report.exercises:
-            if exercise.message and exercise.message != "not attempted yet":
+            if exercise.message and not exercise.not_attempted:
                 rows.append((s.name, f"{exercise.name} not graded", exercise.message))
         for flag in s.report.flags[:10]:
             rows.append((s.name, "flagged", flag))

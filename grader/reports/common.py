@@ -184,7 +184,7 @@ def one_reason(exercise) -> str:
     """The reason every failing check of ``exercise`` shares, when its message says it for the whole
     module (a syntax error, a missing file, a crash on import; not "not attempted yet"), else ""."""
     failing = [t for t in exercise.tests if t.status != "passed"]
-    if (not failing or not exercise.message or exercise.message == "not attempted yet"
+    if (not failing or not exercise.message or exercise.not_attempted
             or any(t.message != exercise.message for t in failing)):
         return ""
     return exercise.message

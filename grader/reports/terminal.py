@@ -71,7 +71,7 @@ def one_line(exercise: ExerciseResult) -> Text | None:
     points = f"{exercise.score:g}/{exercise.max_score:g}"
     if exercise.tests and all(t.status == "passed" for t in exercise.tests):
         return Text(f"✓ {exercise.name}  {points}: all {count} checks passed", style="green")
-    if exercise.message == "not attempted yet":
+    if exercise.not_attempted:
         return Text(f"· {exercise.name}  {points}: not started yet ({count} checks)", style="yellow")
     return None
 
