@@ -20,10 +20,26 @@ MESSAGE = 2000  # characters of one line of text (a message, a hint, a flag)
 NAME = 200  # characters of a name (a test, an exercise, a student id)
 BLOCK = 8000  # characters of a block (captured output, a grader error with its traceback)
 
+# The characters that must not reach a reader as they are, in the three sets the grader uses
+# (here together, so that a character is added to each that needs it). They differ by what is
+# done with them and to which text:
+# - clean() REMOVES them from any student text: every line break (as str.splitlines knows them)
+#   becomes "\n" first, then the C0 and C1 controls but "\t" and "\n", and the invisible marks that
+#   reorder or hide text (bidirectional marks, zero-width characters, the byte order mark) go.
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 _LINE_BREAKS = re.compile(r"\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-# C0 and C1 controls but the line break, and the invisible marks that reorder or hide text.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+# - submission.shown() ESCAPES them in a submission's file name (``\u202e``), so that the
+#   instructor reads the name the file really has, and a name holding one is flagged: every C0
+#   control (a tab or a line break in a name is no layout), DEL and C1, the bidirectional marks,
+#   and lone surrogates (bytes that are not UTF-8). Zero-width characters are not among them: a
+#   name with one is not flagged, and clean() drops the character where the name is shown.
+UNSAFE_IN_A_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# - classroom.log_safe() makes a line of the Actions log of text clean() made already: a run of
+#   line breaks becomes one space (a line break would end the runner's line), and the C0 controls
+#   but the whitespace, and DEL, go (a line must never carry an escape sequence).
+LOG_LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
+LOG_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
 
 def clean(value: str | bytes | bytearray | object, limit: int = MESSAGE, *, one_line: bool = True) -> str:

@@ -7,21 +7,17 @@ its other Python files. Flags only name such files, for the instructor to look a
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from grader.hygiene import UNSAFE_IN_A_NAME
+
 MAX_MODULE_BYTES = 256 * 1024
 MAX_SCANNED = 5000
 MAX_FLAGS = 50
 MAX_NAME = 200
-# Characters a file name may carry that must not reach a report or a log as they are: line
-# breaks (a name starting a line with "::" would be a GitHub workflow command), escape
-# sequences, bidirectional overrides, and bytes that are not UTF-8 (Python shows them as
-# lone surrogates, which no UTF-8 writer accepts).
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 # Files that configure pytest or Python, wherever they are in a submission.
 CONFIGURING = {
@@ -150,7 +146,7 @@ def scan_flags(root: Path, folder: Path, modules: set[str], known: frozenset[str
                 flags.append(f"{shown(relative)} is not an exercise module (ignored by the grader)")
             elif link and not (here == folder and name in modules):
                 flags.append(f"{shown(relative)} is a symbolic link")
-            elif _UNSAFE.search(name):
+            elif UNSAFE_IN_A_NAME.search(name):
                 flags.append(f"{shown(relative)} has control characters, line breaks or bytes that are not UTF-8 in its name")
     return _capped(flags)
 
@@ -159,7 +155,7 @@ def shown(path: Path) -> str:
     """A submission's file name as it may appear in a report: unsafe characters escaped
     (bytes that are not UTF-8 as ``\\xNN``)."""
     text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
-    text = _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
+    text = UNSAFE_IN_A_NAME.sub(lambda match: match.group().encode("unicode_escape").decode(), text)
     return text if len(text) <= MAX_NAME else text[: MAX_NAME // 2] + "…" + text[-(MAX_NAME // 2 - 1):]
 
 

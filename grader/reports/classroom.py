@@ -47,7 +47,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterator, Mapping, TextIO
 
-from grader.hygiene import clean_report, shortened
+from grader.hygiene import LOG_CONTROL, LOG_LINE_BREAKS, clean_report, shortened
 from grader.model import ExerciseResult, Report
 from grader.reports.common import diagnosis_line
 
@@ -63,9 +63,6 @@ AGGREGATE_TESTS = 100
 
 REPORTER_STATUS = {"passed": "pass", "failed": "fail", "error": "error", "timeout": "error"}
 
-# Characters that end a line for the Actions runner, or that no log line should carry.
-_LINE_BREAKS = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
 
 def runner_name(stem: str) -> str:
@@ -82,7 +79,7 @@ def runner_name(stem: str) -> str:
 
 def log_safe(text: str, limit: int) -> str:
     """``text`` as one line that cannot act as a workflow command, at most ``limit`` characters."""
-    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", str(text))).replace("\t", " ")
+    text = LOG_CONTROL.sub("", LOG_LINE_BREAKS.sub(" ", str(text))).replace("\t", " ")
     text = text.replace("##[", "# #[")
     if text.lstrip().startswith("::"):
         text = ": :" + text.lstrip()[2:]
