@@ -30,6 +30,7 @@ from grader import submission
 from grader.sandbox import seeding
 from grader.assignment import Assignment
 from grader.grade import report_of_run, run_suite
+from grader.model import Report
 from grader.batch.passes import Passes, passed_on
 from grader.sandbox import linux
 from grader.sandbox.client import PlanResult, Sandbox
@@ -209,14 +210,16 @@ def grade_class(
 
     forker = ForkPerSubmission(roots, jobs, start, relay, spare=warmer.step)
     log = run_suite(assignment.suite, assignment.solutions, plugin, forker)
-    if forker.child is None:
-        return
-    index, taken, pipe = forker.child
-    root = roots[index]
-    report = report_of_run(rubric, plugin, taken, log)
-    if extra_flags is not None:
-        report.flags += extra_flags(root)
-    with pipe:  # the report, and the values this submission's tests passed on, for later forks
+    if forker.child is not None:  # a grading process, its submission's tests run
+        index, taken, pipe = forker.child
+        send_report(pipe, report_of_run(rubric, plugin, taken, log), plugin, extra_flags(roots[index]) if extra_flags else [])
+
+
+def send_report(pipe: BinaryIO, report: Report, plugin, flags: list[str]) -> None:
+    """A grading process's last step: its report (with ``flags`` added), and the values its
+    submission's tests passed on for later forks, to the collecting process; its copy removed."""
+    report.flags += flags
+    with pipe:
         pipe.write(json.dumps({"report": report.to_dict(), "passed": passed_on(plugin.json_report, plugin.result)}).encode())
     # Its copy is read no more: removed, so that a batch of hundreds leaves no pile in the sandbox's
     # folder and the page cache's guard stops settling its files at every turn (pagecache.forget_deleted).

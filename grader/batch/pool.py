@@ -56,37 +56,51 @@ def grade_many(
         pid = os.fork()
         if pid == 0:  # collects the suite once, then forks a grading process per submission
             os.close(read_end)
-            linux.die_with_parent()
-            os.nice(TRUSTED_NICENESS)  # inherited by every grading process
-            code = 0
-            try:
-                from grader.batch.class_session import grade_class
-
-                with os.fdopen(write_end, "wb") as out:
-                    grade_class(roots, assignment, settings, sandbox, out, jobs=jobs, known=known, extra_flags=extra_flags)
-            except BaseException:  # noqa: BLE001 - every submission not reported gets a failure below
-                code = 1
-            finally:
-                os._exit(code)
+            _collect_and_grade(write_end, roots, assignment, settings, sandbox, jobs=jobs, known=known,
+                               extra_flags=extra_flags)
         os.close(write_end)
-        left = dict(enumerate(roots))
-        try:
-            with os.fdopen(read_end, "rb") as lines:
-                for line in lines:
-                    index, _, data = line.partition(b" ")
-                    root = left.pop(int(index))
-                    try:
-                        report = Report.from_dict(json.loads(data))
-                    except (ValueError, KeyError, TypeError):
-                        report = failed(assignment.rubric)
-                    yield root, report
-        finally:
-            if left:  # stopped early (an interrupt) or the collector died: nothing more is graded
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)  # its grading processes die with it
-            os.waitpid(pid, 0)
-        for root in left.values():  # the collecting process died before these
-            yield root, failed(assignment.rubric)
+        yield from _reports_from(read_end, pid, roots, assignment.rubric)
+
+
+def _collect_and_grade(write_end: int, roots: list[Path], assignment: Assignment, settings: Settings, sandbox: Sandbox,
+                       **options) -> None:
+    """The collecting process: grade ``roots`` (:func:`grader.batch.class_session.grade_class`),
+    writing each report to ``write_end``; it exits, never returns."""
+    linux.die_with_parent()
+    os.nice(TRUSTED_NICENESS)  # inherited by every grading process
+    code = 0
+    try:
+        from grader.batch.class_session import grade_class
+
+        with os.fdopen(write_end, "wb") as out:
+            grade_class(roots, assignment, settings, sandbox, out, **options)
+    except BaseException:  # noqa: BLE001 - every submission not reported gets a failure (_reports_from)
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _reports_from(read_end: int, pid: int, roots: list[Path], rubric) -> Iterator[tuple[Path, Report]]:
+    """Each report the collecting process ``pid`` sends on ``read_end``, as it comes; a failure for
+    every submission it sent no report of (it died, or the batch stopped early and killed it)."""
+    left = dict(enumerate(roots))
+    try:
+        with os.fdopen(read_end, "rb") as lines:
+            for line in lines:
+                index, _, data = line.partition(b" ")
+                root = left.pop(int(index))
+                try:
+                    report = Report.from_dict(json.loads(data))
+                except (ValueError, KeyError, TypeError):
+                    report = failed(rubric)
+                yield root, report
+    finally:
+        if left:  # stopped early (an interrupt) or the collector died: nothing more is graded
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # its grading processes die with it
+        os.waitpid(pid, 0)
+    for root in left.values():  # the collecting process died before these
+        yield root, failed(rubric)
 
 
 # The sandbox's turn (one student's code at a time) is a batch's critical path: the trusted processes
