@@ -163,6 +163,26 @@ def link(target: Path, base: Path) -> str:
 
 
 @dataclass
+class StudentRow:
+    """A student's line of the report's last table, as text, the same in both formats."""
+
+    name: str
+    score: str  # "3 / 40", or "not graded"
+    folder: str
+    commit: str  # shortened
+    committed: str
+    commits_after_deadline: str
+    feedback: Path  # their FEEDBACK.md (the page links to the .html beside it)
+
+    @classmethod
+    def of(cls, s: Student) -> StudentRow:
+        """``s``'s line."""
+        score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
+        return cls(s.name, score, s.folder.name, short(s.source.get("commit", "")), s.source.get("committed_at", ""),
+                   s.source.get("commits_after_deadline", ""), s.feedback)
+
+
+@dataclass
 class ClassPage:
     """What the class report says, made once and written as HTML (:func:`page_html`) and as Markdown
     (:func:`page_markdown`)."""
@@ -172,7 +192,7 @@ class ClassPage:
     stats: list[ExerciseStats]
     ranked: list[tuple[str, str, list[str]]]  # (exercise, mistake, who), most common first
     notes: list[tuple[str, str, str]]  # (student, what, detail) to look at
-    students: list[Student]  # each with their feedback file, written as their grade was known
+    students: list[StudentRow]
     pictures: list[Path]
     base: Path  # the pages' folder: links are relative to it
 
@@ -188,7 +208,7 @@ def write(csv_path: Path, assignment: str, rubric, students: list[Student]) -> P
                + (f"mean {statistics.fmean(graded):.3g}, median {statistics.median(graded):g}" if graded else "no grades")
                + "; " + isolation_summary(students))
     page = ClassPage(f"{assignment}: the class at a glance", summary, stats, mistakes(students), attention(students),
-                     students, draw(stem, rubric, students, stats), csv_path.parent)
+                     [StudentRow.of(s) for s in students], draw(stem, rubric, students, stats), csv_path.parent)
     html_path = stem.with_name(f"{stem.name}-report.html")
     md_path = stem.with_name(f"{stem.name}-report.md")
     replace_atomically(html_path, page_html(page))
@@ -237,11 +257,10 @@ def page_html(page: ClassPage) -> str:
     out += ["<h2>Students</h2>", "<table><tr><th>student</th><th>score</th><th>folder</th><th>commit</th>"
             "<th>committed</th><th>commits after the deadline</th><th>feedback</th></tr>"]
     for s in page.students:
-        score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
         href = html.escape(link(s.feedback.with_suffix(".html"), page.base))  # the page beside FEEDBACK.md
-        out.append(f'<tr><td>{e(s.name)}</td><td class="n">{score}</td><td>{e(s.folder.name)}</td>'
-                   f'<td><code>{e(short(s.source.get("commit", "")))}</code></td><td>{e(s.source.get("committed_at", ""))}</td>'
-                   f'<td class="n">{e(s.source.get("commits_after_deadline", ""))}</td>'
+        out.append(f'<tr><td>{e(s.name)}</td><td class="n">{s.score}</td><td>{e(s.folder)}</td>'
+                   f'<td><code>{e(s.commit)}</code></td><td>{e(s.committed)}</td>'
+                   f'<td class="n">{e(s.commits_after_deadline)}</td>'
                    f'<td><a href="{href}">feedback</a></td></tr>')
     out += ["</table>", "</body></html>", ""]
     return "\n".join(out)
@@ -268,7 +287,6 @@ def page_markdown(page: ClassPage) -> str:
     out += ["", "## Students", "", "| student | score | folder | commit | committed | commits after the deadline | feedback |",
             "|---|---:|---|---|---|---:|---|"]
     for s in page.students:
-        score = "not graded" if s.skipped else f"{s.report.score:g} / {s.report.max_score:g}"
-        out.append(f"| {md(s.name)} | {score} | {md(s.folder.name)} | {md(short(s.source.get('commit', '')))} | "
-                   f"{md(s.source.get('committed_at', ''))} | {md(s.source.get('commits_after_deadline', ''))} | [feedback]({link(s.feedback, page.base)}) |")
+        out.append(f"| {md(s.name)} | {s.score} | {md(s.folder)} | {md(s.commit)} | {md(s.committed)} | "
+                   f"{md(s.commits_after_deadline)} | [feedback]({link(s.feedback, page.base)}) |")
     return "\n".join(out) + "\n"
