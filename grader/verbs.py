@@ -51,7 +51,7 @@ def grade(args, settings: Settings) -> int:
     else:
         terminal.show(report, quiet=args.quiet)
     if not valid:
-        return not_a_grade(report)
+        raise not_a_grade(report)
     return 0
 
 
@@ -79,15 +79,15 @@ NOT_A_GRADE = ("the grader failed on {count} check(s), which is not the student'
                "and none was posted. Tell the instructor (REPORT.json's grader_errors says what failed).")
 
 
-def not_a_grade(report) -> int:
-    """Say that ``report`` is not a grade (on stderr, and as an ``::error::`` in Actions); return 3."""
+def not_a_grade(report) -> CommandError:
+    """What to raise when ``report``, written, is no grade (the grader failed on some check): exit 3,
+    said first as an ``::error::`` annotation inside Actions."""
     from grader.reports import classroom
 
     message = NOT_A_GRADE.format(count=len(report.grader_errors))
     if classroom.in_actions():
         print(classroom.error_annotation("Not graded", message), flush=True)
-    print(f"error: {message}", file=sys.stderr)
-    return 3
+    return CommandError(message, exit_code=3)
 
 
 def batch(args, settings: Settings) -> int:
@@ -129,7 +129,9 @@ def check(args, settings: Settings) -> int:
     if args.json_path:
         write_json(report, args.json_path)
     terminal.show(report, note=NOTE, public=True, only=list(dict.fromkeys(modules)) or None)
-    return not_a_grade(report) if report.grader_errors else 0
+    if report.grader_errors:
+        raise not_a_grade(report)
+    return 0
 
 
 def module_argument(given, modules: list[str]):
