@@ -89,6 +89,7 @@ def verify_sandbox(runner, settings: Settings) -> None:
     import torch
 
     from grader.sandbox import wire
+    from grader.sandbox.protocol import ModulePlan, Plan, ProbeCall, unwrap
 
     folder = runner.new_submission_dir()
     # What exercise modules do: import torch, build a layer (of a few MB: memory a check needs), compute.
@@ -98,25 +99,21 @@ def verify_sandbox(runner, settings: Settings) -> None:
         "    with torch.no_grad():\n        layer.weight.copy_(2 * torch.eye(1024))\n"
         "        return layer(nn.functional.pad(x, (0, 1024 - x.shape[-1])))[..., :x.shape[-1]]\n")
     sent = torch.arange(6, dtype=torch.float32).reshape(2, 3)
-    plan = {
-        "sandbox_dir": str(folder),
-        "modules": {SELFTEST: {"probes_file": str(folder / "no-probes.py"), "uses": {}, "probes": [
-            {"id": SELFTEST, "probe": "call", "kwargs": {"function": "double", "args": [wire.encode_tensor(sent)], "seed": None}}]}},
-        # The run's limits, but time enough for a sandbox still importing torch on a busy machine.
-        "limits": dataclasses.replace(settings, probe_timeout=max(settings.probe_timeout, 60.0),
-                                      module_budget=max(settings.module_budget, 60.0), workers=1).sandbox_limits(),
-    }
+    call = ProbeCall(SELFTEST, "call", {"function": "double", "args": [wire.encode_tensor(sent)], "seed": None})
+    plan = Plan(str(folder), {SELFTEST: ModulePlan(str(folder / "no-probes.py"), uses={}, phase=0, probes=[call])},
+                # The run's limits, but time enough for a sandbox still importing torch on a busy machine.
+                dataclasses.replace(settings, probe_timeout=max(settings.probe_timeout, 60.0),
+                                    module_budget=max(settings.module_budget, 60.0), workers=1).sandbox_limits())
     try:
         outcome = runner.run(plan, timeout=120).outcomes.get(SELFTEST)
     except Exception as exc:  # noqa: BLE001 - any failure here is the environment's
         raise BrokenEnvironment(f"the sandbox did not start ({type(exc).__name__}: {str(exc)[:300]}); "
                                 f"check the installation: {install_command()}") from None
     if outcome is None or outcome.outcome != "ok":
-        error = outcome.error if outcome else {}
-        why = f"{error.get('type', outcome.outcome if outcome else 'no answer')}: {error.get('message', '')}".strip(": ")
+        why = f"{outcome.error.type or outcome.outcome}: {outcome.error.message}".strip(": ") if outcome else "no answer"
         raise BrokenEnvironment(f"the sandbox could not hand a tensor back ({why[:300]}); check the limits "
                                 f"for student code (--memory-mb, --probe-timeout) and the installation: {install_command()}")
-    value = outcome.value.get("$traced") if isinstance(outcome.value, dict) else outcome.value  # the call's recorded steps aside
+    value = unwrap(outcome.value)  # the call's recorded steps aside
     if type(value) is not torch.Tensor or not torch.equal(value, sent * 2):
         raise BrokenEnvironment("the sandbox handed back a wrong tensor; the installation is broken: " + install_command())
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+
+from grader.sandbox.protocol import Limits
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,15 +46,6 @@ class Settings:
     # again without running (grader.batch.passes); off, every check runs for every student.
     reuse_passes: bool = True
 
-    def sandbox_limits(self) -> dict:
-        """The limits every sandbox plan carries (read by ``grader.sandbox``), as plain data."""
-        return {
-            "probe_timeout": self.probe_timeout,
-            "module_budget": self.module_budget,
-            "memory_mb": self.memory_mb,
-            "cpu_seconds": self.cpu_seconds,
-            "file_mb": self.file_mb,
-            "workers": self.workers,
-            "output_chars": self.output_chars,
-            "sandbox_user": self.sandbox_user,
-        }
+    def sandbox_limits(self) -> Limits:
+        """The limits every sandbox plan carries (read by ``grader.sandbox``)."""
+        return Limits(**{field.name: getattr(self, field.name) for field in dataclasses.fields(Limits)})

@@ -8,17 +8,18 @@ from __future__ import annotations
 import os
 import subprocess
 
-from grader.sandbox.zygote import module_groups, phases, slot_schedule
+from grader.sandbox.protocol import ModulePlan, Plan
+from grader.sandbox.schedule import module_groups, phases, slot_schedule
+from grader.settings import Settings
 from project_tests.adversarial.grader_runs import require_isolation
 from project_tests.helpers import PYTHON, ROOT, exercise, grade_cli, make_submission, solution_sources
 
 
-def plan(modules: dict[str, list[str]], workers: int, phased: bool = True) -> dict:
+def plan(modules: dict[str, list[str]], workers: int) -> Plan:
     rubric = {stem: uses for stem, uses in modules.items()}
     phase = lambda stem: max((phase(dep) + 1 for dep in rubric[stem]), default=0)  # noqa: E731 - Rubric.phase's rule
-    return {"limits": {"workers": workers},
-            "modules": {stem: {"uses": {dep: f"/solutions/{dep}.py" for dep in uses}, **({"phase": phase(stem)} if phased else {})}
-                        for stem, uses in modules.items()}}
+    return Plan("/x", {stem: ModulePlan(f"/probes/{stem}.py", {dep: f"/solutions/{dep}.py" for dep in uses}, phase(stem), [])
+                       for stem, uses in modules.items()}, Settings(workers=workers).sandbox_limits())
 
 
 CH03 = {"simple_attention": [], "self_attention_v1": [], "self_attention_v2": [],
@@ -36,16 +37,12 @@ def test_a_module_runs_in_a_phase_after_every_module_it_uses_those_without_refer
         ["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["weight_transfer", "mha"]]
     assert stems(phases(plan(D2L, workers=2))) == [
         ["masked_softmax", "positional_encoding"], ["scoring"], ["multihead", "seq2seq_attention"]]
-    # A plan without phases (as before them): by the number of references, which grows along uses.
-    assert stems(phases(plan(CH03, workers=2, phased=False))) == [
-        ["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["mha"], ["weight_transfer"]]
     for modules in (CH03, D2L):
-        for phased in (True, False):
-            ran: set[str] = set()
-            for phase in phases(plan(modules, workers=2, phased=phased)):
-                held = {dep for _, spec in phase for dep in spec["uses"]}
-                assert held <= ran  # every reference held answers a module that has run already
-                ran |= {stem for stem, _ in phase}
+        ran: set[str] = set()
+        for phase in phases(plan(modules, workers=2)):
+            held = {dep for _, module in phase for dep in module.uses}
+            assert held <= ran  # every reference held answers a module that has run already
+            ran |= {stem for stem, _ in phase}
 
 
 def test_the_rubric_gives_the_plan_each_module_s_phase():
@@ -54,8 +51,8 @@ def test_the_rubric_gives_the_plan_each_module_s_phase():
 
     for assignment, modules in (("ch03", CH03), ("d2l_attention", D2L)):
         rubric = load(ROOT / "tests" / assignment, assignment)
-        expected = plan(modules, workers=2)["modules"]
-        assert {e.name: rubric.phase(e.name) for e in rubric.exercises} == {stem: spec["phase"] for stem, spec in expected.items()}
+        expected = plan(modules, workers=2).modules
+        assert {e.name: rubric.phase(e.name) for e in rubric.exercises} == {stem: m.phase for stem, m in expected.items()}
 
 
 def test_one_worker_at_a_time_runs_a_phase_in_one_box_and_several_split_it():
@@ -74,7 +71,7 @@ def test_a_slot_runs_group_i_of_every_phase_in_one_box():
                    [["positional_encoding"], [], ["seq2seq_attention"]]]  # nothing in a phase: it waits
     assert [stems(slot) for slot in slot_schedule(plan(CH03, workers=1))] == [
         [["simple_attention", "self_attention_v1", "self_attention_v2", "causal"], ["weight_transfer", "mha"]]]
-    assert slot_schedule({"limits": {"workers": 2}, "modules": {}}) == []
+    assert slot_schedule(plan({}, workers=2)) == []
 
 
 PROBING = '''
@@ -148,9 +145,10 @@ def test_what_a_phase_left_is_gone_before_the_next_phase_runs_in_its_slot(tmp_pa
 
 SPAWNING = '''
 import os, signal, sys
+import dataclasses
 from grader.sandbox import confine
 confine.PREPARING = 5.0
-box = confine.Box({"file_mb": 1, "output_chars": 100}, sys.argv[1], "no namespaces: a test")
+box = confine.Box(dataclasses.replace(confine.TRIAL, output_chars=100), sys.argv[1], "no namespaces: a test")
 for name, before in (("ends", lambda: os._exit(0)), ("stops", lambda: os.kill(os.getpid(), signal.SIGSTOP)),
                      ("raises", lambda: 1 / 0), ("loads", lambda: None)):
     worker = box.spawn(lambda channel: None, before=before)
@@ -171,13 +169,13 @@ def test_a_worker_lost_before_it_cleared_its_box_is_said_and_killed_and_a_failed
 
 
 def test_a_slot_says_a_phase_is_over_only_after_the_next_worker_cleared_its_box(monkeypatch):
-    """The order inside a slot (zygote.supervise_slot), with the box and the workers faked: the
+    """The order inside a slot (supervisor.supervise_slot), with the box and the workers faked: the
     worker forked for the next phase has cleared the box before the phase is said to be over; a
     module without probes gets a worker that only clears it; a worker lost there closes the box,
     and the phase is never said to be over."""
     import pytest
 
-    from grader.sandbox import zygote
+    from grader.sandbox import supervisor
 
     log: list[str] = []
     lose: set[str] = set()
@@ -204,19 +202,20 @@ def test_a_slot_says_a_phase_is_over_only_after_the_next_worker_cleared_its_box(
         def close(self):
             log.append("close")
 
-    def supervise(plan, stem, spec, box, probes_module, references, ready=None):
+    def supervise(plan, stem, box, probes_module, references, confinement, ready=None):
         if ready is not None:
             os.close(ready[1])
         log.append(f"run {stem}")
         yield {"module": stem}
 
-    monkeypatch.setattr(zygote.confine, "Box", FakeBox)
-    monkeypatch.setattr(zygote, "prepare", lambda stem, spec: (None, {}))
-    monkeypatch.setattr(zygote, "supervise", supervise)
-    module = lambda stem, probes=1: (stem, {"probes": [{}] * probes, "uses": {}})  # noqa: E731
+    monkeypatch.setattr(supervisor.confine, "Box", FakeBox)
+    monkeypatch.setattr(supervisor, "prepare", lambda stem, module: (None, {}))
+    monkeypatch.setattr(supervisor, "supervise", supervise)
+    module = lambda stem, probes=1: (stem, ModulePlan("", {}, 0, [{}] * probes))  # noqa: E731
     groups = [[module("a"), module("b")], [module("c", probes=0)], [], [module("d")]]
-    said = {zygote.PHASE_END: "over", zygote.READY: "ready"}
-    for event in zygote.supervise_slot({"limits": {}, "sandbox_dir": "/x"}, groups):
+    said = {supervisor.PHASE_END: "over", supervisor.READY: "ready"}
+    slot_plan = plan({}, workers=1)
+    for event in supervisor.supervise_slot(slot_plan, groups, supervisor.Confinement()):
         if isinstance(event, bytes):
             log.append(said[event])
     assert log == ["box", "spawn a", "ready", "run a", "run b", "spawn clearing", "finish clearing", "over",
@@ -224,7 +223,7 @@ def test_a_slot_says_a_phase_is_over_only_after_the_next_worker_cleared_its_box(
     log.clear()
     lose.add("d")
     with pytest.raises(OSError):
-        for event in zygote.supervise_slot({"limits": {}, "sandbox_dir": "/x"}, groups):
+        for event in supervisor.supervise_slot(slot_plan, groups, supervisor.Confinement()):
             if isinstance(event, bytes):
                 log.append(said[event])
     assert log == ["box", "spawn a", "ready", "run a", "run b", "spawn clearing", "finish clearing", "over",
@@ -357,7 +356,7 @@ def _plan_with_stand_ins(monkeypatch, zygote, slots: dict[str, list]) -> tuple[f
 
     monkeypatch.setattr(zygote, "turn", turn)
     start = time.monotonic()
-    zygote.run_plan({"limits": {"workers": len(slots)}, "modules": {}}, Stream())
+    zygote.run_plan(plan({}, workers=len(slots)), Stream())
     return start, log
 
 

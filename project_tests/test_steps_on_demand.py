@@ -10,6 +10,7 @@ import sys
 import torch
 
 from grader.sandbox import wire, worker
+from grader.sandbox.protocol import ProbeCall
 from project_tests.helpers import exercise, grade_many, make_submission, mutate, solution_sources
 
 SCALING = "attn_scores / keys.shape[-1] ** 0.5"
@@ -17,8 +18,7 @@ SCALING = "attn_scores / keys.shape[-1] ** 0.5"
 
 def test_the_graded_run_sends_traced_values_without_their_steps(tmp_path, monkeypatch):
     (tmp_path / "tiny.py").write_text("import torch\n\ndef double(x):\n    return torch.softmax(x, dim=-1) * 2\n")
-    probe = {"id": "t", "probe": "call",
-             "kwargs": {"function": "double", "args": [wire.encode_tensor(torch.tensor([1.0, 2.0]))], "seed": None}}
+    probe = ProbeCall("t", "call", {"function": "double", "args": [wire.encode_tensor(torch.tensor([1.0, 2.0]))], "seed": None})
     monkeypatch.chdir(tmp_path)  # the worker moves into the submission and puts it on sys.path
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setitem(sys.modules, "tiny", None)  # so that the module the worker imports is forgotten after
@@ -66,8 +66,8 @@ original = client.Sandbox.run
 def run(self, plan, timeout):
     start = time.monotonic()
     result = original(self, plan, timeout)
-    plans.append({"budgets": {stem: spec.get("budget") for stem, spec in plan["modules"].items()},
-                  "steps": plan["steps"], "spent": result.spent, "wall": time.monotonic() - start})
+    plans.append({"budgets": {stem: module.budget for stem, module in plan.modules.items()},
+                  "steps": plan.steps, "spent": result.spent, "wall": time.monotonic() - start})
     return result
 
 

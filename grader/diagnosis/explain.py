@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.sandbox.protocol import TIMEOUT
+
 _WHERE = re.compile(r"^(?P<file>[\w.-]+\.py), line (?P<line>\d+)")
 
 # (kind, pattern of the message, what it means)
@@ -60,7 +62,7 @@ def classify(kind: str, message: str, code: str = "") -> tuple[str, str]:
                 "calling a module runs its forward method, and this class defines none under that name.")
     if kind == "NotImplementedError":
         return KINDS[0][0], KINDS[0][2]
-    if kind in ("timeout", "Timeout"):
+    if kind == TIMEOUT:
         return "too slow", "the call did not finish within the time limit (a loop that never ends, or a huge computation)."
     if kind in ("crash", "Crash"):
         return "crash", "the process running your code died (too much memory, or a signal)."

@@ -18,6 +18,7 @@ from pathlib import Path
 from grader import accelerators
 from grader.hygiene import clean
 from grader.sandbox import wire
+from grader.sandbox.protocol import CRASH, OUTCOMES, ErrorAccount, Plan
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 MAX_MESSAGE = 1000  # characters of one error message from the sandbox
@@ -43,8 +44,8 @@ class ProbeOutcome:
     which it finds by ``digest`` alone.
     """
 
-    def __init__(self, outcome: str, error: dict | None = None, *, raw: object = _UNDECODED, digest: str = ""):
-        self._outcome, self._error, self._raw = outcome, error or {}, raw
+    def __init__(self, outcome: str, error: ErrorAccount | None = None, *, raw: object = _UNDECODED, digest: str = ""):
+        self._outcome, self._error, self._raw = outcome, error or ErrorAccount(), raw
         self.digest = digest if raw is not _UNDECODED else ""  # of the line that brought an ok value; "" for none
         self._value = None
         self._decoded = raw is _UNDECODED
@@ -56,9 +57,9 @@ class ProbeOutcome:
         try:
             self._value = wire.decode(self._raw)
         except wire.WireError as exc:
-            self._outcome, self._error = "error", {"type": "WireError", "message": f"unusable result: {exc}"}
+            self._outcome, self._error = "error", ErrorAccount("WireError", f"unusable result: {exc}")
         except Exception as exc:  # noqa: BLE001 - whatever the data, it costs only this probe
-            self._outcome, self._error = "error", {"type": "WireError", "message": f"unusable result ({type(exc).__name__})"}
+            self._outcome, self._error = "error", ErrorAccount("WireError", f"unusable result ({type(exc).__name__})")
 
     @property
     def outcome(self) -> str:
@@ -71,7 +72,7 @@ class ProbeOutcome:
         return self._value
 
     @property
-    def error(self) -> dict:
+    def error(self) -> ErrorAccount:
         self._decode()
         return self._error
 
@@ -95,7 +96,7 @@ class PlanResult:
 class Sandbox:
     """One zygote for a grading run; :meth:`run` may be called once per submission."""
 
-    def __init__(self, workdir: Path | None = None, *, many: bool = False):
+    def __init__(self, *, many: bool = False):
         """``many``: many plans will follow (a batch); the zygote then makes its forks cheaper
         once, at start (:mod:`grader.sandbox.hugepages`), which a single plan would not repay."""
         # This process holds the secrets of the environment, the tests and the report's path:
@@ -150,13 +151,13 @@ class Sandbox:
         self.log.seek(0)
         return self.log.read()[-2000:].decode("utf-8", "replace")
 
-    def run(self, plan: dict, timeout: float) -> PlanResult:
+    def run(self, plan: Plan, timeout: float) -> PlanResult:
         """Run ``plan`` (see ``zygote.run_plan``) and return every probe's outcome."""
         result = PlanResult()
         conn, stream = self._session()
         conn.settimeout(timeout)
         try:
-            stream.write(json.dumps(plan).encode() + b"\n")
+            stream.write(json.dumps(plan.to_wire()).encode() + b"\n")
             stream.flush()
             received = 0
             for line in stream:
@@ -165,7 +166,7 @@ class Sandbox:
                     event = wire.parse_line(line)
                     if type(event) is dict and event.get("event") == "done":
                         return _complete(plan, result)  # the connection is kept for this process's next plan
-                    self._take(event, result, line, too_much=received > MAX_PLAN_BYTES, folder=plan["sandbox_dir"])
+                    self._take(event, result, line, too_much=received > MAX_PLAN_BYTES, folder=plan.sandbox_dir)
                 except (wire.WireError, KeyError, TypeError):
                     continue  # a malformed line: its probes get no outcome, which _complete reports
         except socket.timeout:
@@ -258,30 +259,27 @@ def _text(value) -> str:
     return value
 
 
-OUTCOMES = {"ok", "error", "timeout", "crash", "module_error"}
-
-
 def decode_outcome(event: dict, digest: str = "") -> ProbeOutcome:
     """One probe's outcome from its event; anything malformed costs only this probe. ``digest``:
     of the line the event came in. Equal lines carry equal values (a line names its test, and the
     sandbox writes a value the same way each time), so a batch finds the values a test already
     passed on by this digest (:mod:`grader.batch.passes`), without writing each value out again to
     hash it: that took about 2 ms a submission."""
-    error = event.get("error") if type(event.get("error")) is dict else {}
-    error = {clean(k, 40): clean(v, MAX_SHAPES if k == "shapes" else MAX_MESSAGE) if type(v) is str else v
-             for k, v in list(error.items())[:10] if type(v) in (str, bool, int)}
+    sent = event.get("error") if type(event.get("error")) is dict else {}
+    error = ErrorAccount.from_wire({clean(k, 40): clean(v, MAX_SHAPES if k == "shapes" else MAX_MESSAGE) if type(v) is str else v
+                                    for k, v in list(sent.items())[:10] if type(v) in (str, bool, int)})
     outcome = event.get("outcome")
     if outcome not in OUTCOMES:
-        return ProbeOutcome("crash", error={"type": "Crash", "message": "the sandbox sent an unusable result"})
+        return ProbeOutcome("crash", error=ErrorAccount(CRASH, "the sandbox sent an unusable result"))
     if outcome != "ok":
         return ProbeOutcome(outcome, error=error)
     return ProbeOutcome("ok", raw=event.get("value"), digest=digest)
 
 
-def _complete(plan: dict, result: PlanResult) -> PlanResult:
+def _complete(plan: Plan, result: PlanResult) -> PlanResult:
     """Give every probe of ``plan`` that got no usable outcome one that says so."""
-    for spec in plan["modules"].values():
-        for probe in spec["probes"]:
-            result.outcomes.setdefault(probe["id"], ProbeOutcome("crash", error={
-                "type": "Crash", "message": "the sandbox sent no usable result for this check"}))
+    for module in plan.modules.values():
+        for probe in module.probes:
+            result.outcomes.setdefault(probe.id, ProbeOutcome("crash", error=ErrorAccount(
+                CRASH, "the sandbox sent no usable result for this check")))
     return result

@@ -1,7 +1,7 @@
 """Confine student code: the Box policy (namespaces, limits, no privileges, captured output).
 
 Runs in the zygote (trusted); the raw system calls are in :mod:`grader.sandbox.linux`. One
-:class:`Box` per slot of a plan (its modules, phase after phase: :func:`grader.sandbox.zygote.slot_schedule`),
+:class:`Box` per slot of a plan (its modules, phase after phase: :func:`grader.sandbox.schedule.slot_schedule`),
 made in the slot's supervisor process, holds the namespaces every worker of those modules runs in:
 
 * a new **PID namespace** whose init is a tiny ``sleep`` (so workers keep ordinary signal
@@ -41,9 +41,13 @@ import time
 from grader import accelerators
 from grader.sandbox import linux, pagecache, rootfs, syscall_filter
 from grader.sandbox.capture import Capture, Worker, keep_only_channel, redirect_output
+from grader.sandbox.protocol import Limits
 from grader.settings import PROJECT_ROOT
 
 NAMESPACES = "namespaces"  # Box.mode when fully isolated
+# The box :func:`probe` builds to try the namespaces (its workers run no student code): a small scratch.
+TRIAL = Limits(probe_timeout=1.0, module_budget=1.0, memory_mb=4096, cpu_seconds=60, file_mb=1, workers=1,
+               output_chars=2000, sandbox_user="nobody")
 PREPARING = 10.0  # seconds a new worker has to clear its box and load its references (trusted work: milliseconds)
 
 
@@ -54,7 +58,7 @@ class Box:
     from then on the supervisor itself only sees the allow-listed file system.
     """
 
-    def __init__(self, limits: dict, sandbox_dir: str, isolation: str):
+    def __init__(self, limits: Limits, sandbox_dir: str, isolation: str):
         self.limits = limits
         self.sandbox_dir = sandbox_dir
         self.init: subprocess.Popen | None = None
@@ -65,10 +69,10 @@ class Box:
         self.mode = isolation
         if os.geteuid() == 0:  # for confine(), before the file system is narrowed (a worker that cannot find it says so)
             with contextlib.suppress(KeyError):
-                sandbox_ids(limits["sandbox_user"])
+                sandbox_ids(limits.sandbox_user)
         if isolation.split("; ")[0] == NAMESPACES:
             try:
-                self.user_namespace, self.scratch = rootfs.isolate(sandbox_dir, scratch_mb=4 * limits["file_mb"])
+                self.user_namespace, self.scratch = rootfs.isolate(sandbox_dir, scratch_mb=4 * limits.file_mb)
                 self.init = _start_init()
             except OSError as exc:  # should not happen once probe() succeeded
                 self.mode = f"no namespaces: {exc}"
@@ -83,7 +87,7 @@ class Box:
 
     def new_output(self) -> None:
         """Capture anew: what the next module's workers print is that module's alone."""
-        self.output = Capture(self.limits.get("output_chars", 2000))
+        self.output = Capture(self.limits.output_chars)
 
     def spawn(self, run, gate: int | None = None, before=None) -> Worker:
         """Fork a worker that confines itself, then calls ``run(channel)`` (a text file). With
@@ -111,7 +115,7 @@ class Box:
                 os.setsid()
                 if self.init is not None:
                     _enter_worker_namespace()
-                    rootfs.renew_scratch(self.sandbox_dir, 4 * self.limits["file_mb"], self.scratch)
+                    rootfs.renew_scratch(self.sandbox_dir, 4 * self.limits.file_mb, self.scratch)
                 try:
                     if before is not None:
                         before()
@@ -272,7 +276,7 @@ def probe() -> str:
         os.close(read_end)
         answer, box = NAMESPACES, None
         try:
-            box = Box({"file_mb": 1}, scratch, NAMESPACES)
+            box = Box(TRIAL, scratch, NAMESPACES)
             answer = box.mode
             if box.init is not None:
                 status = _try_in_worker(lambda: os.path.isdir(scratch) and not os.path.exists(str(PROJECT_ROOT / "tests")))
@@ -329,12 +333,12 @@ def sandbox_ids(user: str) -> tuple[int, int]:
     return entry.pw_uid, entry.pw_gid
 
 
-def confine(limits: dict, *, user_namespace: bool = False, seccomp: bool = True) -> None:
+def confine(limits: Limits, *, user_namespace: bool = False, seccomp: bool = True) -> None:
     """Apply resource limits and drop privileges; after this, student code may run."""
     mib = 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mib,) * 2)
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_mb"] * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mib,) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (syscall_filter.OPEN_FILES,) * 2)
     try:  # when memory runs short, the kernel kills student code first
@@ -349,7 +353,7 @@ def confine(limits: dict, *, user_namespace: bool = False, seccomp: bool = True)
     if user_namespace:
         linux.drop_capabilities()
     elif os.geteuid() == 0:
-        uid, gid = sandbox_ids(limits["sandbox_user"])
+        uid, gid = sandbox_ids(limits.sandbox_user)
         os.setgroups([])
         os.setgid(gid)
         os.setuid(uid)

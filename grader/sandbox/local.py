@@ -12,6 +12,7 @@ sandbox's: ok, error, timeout, crash, module_error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,6 +29,8 @@ if __name__ == "__main__":  # started by path with -I: make the grader package i
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from grader import accelerators  # noqa: E402 - the standard library only
+from grader.sandbox import probe_loop, wire  # noqa: E402 - the standard library only
+from grader.sandbox.protocol import CRASH, ModulePlan, Plan  # noqa: E402 - the standard library only
 
 MODE = "local: the student's own machine, nothing confined"
 START_TIMEOUT = 300.0  # seconds a fresh interpreter may take to import torch (a cold laptop is slow)
@@ -50,92 +54,119 @@ class LocalRunner:
         self.root = Path(self._tmp.name)
         # They import torch while the caller imports the rest.
         self._idle: list[_Child] = [_Child(self.root) for _ in range(max(1, workers))]
+        self._busy: set[_Child] = set()
+        self._stopping = threading.Event()  # a plan ran past its timeout: no interpreter starts, none goes on
 
     def new_submission_dir(self) -> Path:
         """A fresh folder to copy one submission into."""
         return Path(tempfile.mkdtemp(prefix="submission-", dir=self.root))
 
-    def run(self, plan: dict, timeout: float):
-        """Run every module of ``plan``, ``workers`` interpreters at a time; return a ``PlanResult``."""
-        from grader.sandbox.client import PlanResult, decode_outcome
+    def run(self, plan: Plan, timeout: float):
+        """Run every module of ``plan``, ``workers`` interpreters at a time; return a ``PlanResult``.
+        A plan that has not ended within ``timeout`` seconds is stopped (its interpreters ended)
+        and raises ``SandboxError``, as the sandbox does."""
+        from grader.sandbox.client import PlanResult, SandboxError, decode_outcome
 
-        result = PlanResult()
-        self.spent = result.spent  # each module's, filled in by _run_module
+        self._stopping.clear()
         pending: queue.Queue = queue.Queue()
-        for item in plan["modules"].items():
+        for item in plan.modules.items():
             pending.put(item)
 
         def drain() -> list[tuple[str, list[dict], str]]:
             done, child = [], self._take()
-            while True:
+            while not self._stopping.is_set():
                 try:
-                    stem, spec = pending.get_nowait()
+                    stem, module = pending.get_nowait()
                 except queue.Empty:
                     break
-                events, output, child = self._run_module(plan, stem, spec, child)
+                events, output, child = self._run_module(plan, stem, module, child)
                 done.append((stem, events, output))
             self._give_back(child)
             return done
 
-        workers = max(1, min(plan["limits"]["workers"], len(plan["modules"])))
+        workers = max(1, min(plan.limits.workers, len(plan.modules)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            finished = [item for batch in pool.map(lambda _: drain(), range(workers)) for item in batch]
-        for stem, events, output in finished:
+            running = [pool.submit(drain) for _ in range(workers)]
+            if futures.wait(running, timeout=timeout).not_done:
+                self._stop_busy()
+                raise SandboxError(f"the sandbox did not answer within {timeout:g} s")
+        result = PlanResult()
+        for stem, events, output in (item for done in running for item in done.result()):
             result.isolation[stem] = MODE
             result.output[stem] = output
             for event in events:
-                result.outcomes[event["id"]] = decode_outcome(event)
+                if event.get("event") == "spent":
+                    result.spent[stem] = event["seconds"]
+                else:
+                    result.outcomes[event["id"]] = decode_outcome(event)
         return result
 
     def _take(self) -> "_Child | None":
         try:
-            return self._idle.pop()
+            child = self._idle.pop()
         except IndexError:
             return None
+        self._busy.add(child)
+        return child
 
     def _give_back(self, child: "_Child | None") -> None:
         if child is not None:
+            self._busy.discard(child)
             self._idle.append(child)
 
-    def _run_module(self, plan: dict, stem: str, spec: dict, child):
-        """Run one module's probes; return its events, its output and the interpreter to reuse (or None)."""
-        limits, probes = plan["limits"], spec["probes"]
-        budget = min(float(spec.get("budget", limits["module_budget"])), limits["module_budget"])
-        started = time.monotonic()
-        budget_end = started + budget
-        events: list[dict] = []
+    def _stop_busy(self) -> None:
+        """End every interpreter at work (their threads then end at once) and start none."""
+        self._stopping.set()
+        for child in list(self._busy):
+            child.stop()
+
+    def _run_module(self, plan: Plan, stem: str, module: ModulePlan, child):
+        """Run one module's probes (:func:`grader.sandbox.probe_loop.run_module`); return its
+        events, its output and the interpreter to reuse (or None)."""
+        limits = plan.limits
         output = b""
-        next_probe = 0
-        while next_probe < len(probes) and time.monotonic() < budget_end:
-            base = next_probe
-            child = child if child is not None and child.alive() else _Child(self.root)
+        current = [child]
+
+        def attempt(base: int, budget_end: float):
+            """An interpreter (the last one, if it is still waiting) on the probes from ``base`` on."""
+            nonlocal output
+            if self._stopping.is_set():
+                return
+            child = current[0]
+            if child is None or not child.alive():
+                if child is not None:
+                    self._retire(child)
+                child = self._start()
             captured = Path(tempfile.mkstemp(prefix=f"{stem}-", suffix=".out", dir=self.root)[1])
-            child.send({"stem": stem, "sandbox_dir": plan["sandbox_dir"], "uses": spec.get("uses", {}),
-                        "probes_file": spec["probes_file"], "probes": probes[base:], "output": str(captured),
-                        "steps": plan.get("steps", True)})
-            for index, event in child.events(len(probes) - base, limits["probe_timeout"], budget_end):
-                if index < 0:  # the module could not be imported: every probe says why
-                    events += [{"id": p["id"], **event} for p in probes[base:]]
-                    next_probe = len(probes)
-                    break
-                events.append({"id": probes[base + index]["id"], **event})
-                next_probe = base + index + 1
+            child.send({"stem": stem, "sandbox_dir": plan.sandbox_dir, "output": str(captured), "steps": plan.steps,
+                        "module": dataclasses.replace(module, probes=module.probes[base:]).to_wire()})
+            if child.started_within(START_TIMEOUT):
+                ended = yield from probe_loop.outcomes(child.next_line, child.death_message, limits.probe_timeout,
+                                                       budget_end, len(module.probes) - base)
+                child.done = ended and child.next_line(time.monotonic() + limits.probe_timeout) not in (
+                    probe_loop.TIMED_OUT, probe_loop.ENDED)  # its "finished"
+            else:
+                yield probe_loop.WHOLE_MODULE, {"outcome": "module_error", "error": probe_loop.error(
+                    CRASH, "Python could not start the check (see the output)")}
             if not child.finished():  # it hung, crashed or never started: a fresh one goes on
-                child.stop()
+                self._retire(child)
                 child = None
-                if next_probe == base:
-                    events += [{"id": p["id"], "outcome": "module_error", "error": {
-                        "type": "Crash", "message": "Python could not start the check (see the output)"}}
-                        for p in probes[base:]]
-                    next_probe = len(probes)
-            output += captured.read_bytes()[: limits["output_chars"] * 4]
-        events += [{"id": p["id"], "outcome": "timeout", "error": {
-            "message": f"not run: {stem}.py used up its {limits['module_budget']:g} s time budget"}}
-            for p in probes[next_probe:]]
+            current[0] = child
+            output += captured.read_bytes()[: limits.output_chars * 4]
+
+        events = list(probe_loop.run_module(module, limits, stem, attempt))
         from grader.hygiene import clean
 
-        self.spent[stem] = min(time.monotonic() - started, budget)
-        return events, clean(output, limits["output_chars"], one_line=False), child
+        return events, clean(output, limits.output_chars, one_line=False), current[0]
+
+    def _start(self) -> "_Child":
+        child = _Child(self.root)
+        self._busy.add(child)
+        return child
+
+    def _retire(self, child: "_Child") -> None:
+        child.stop()
+        self._busy.discard(child)
 
     def close(self) -> None:
         """End the idle interpreters and remove the temporary files."""
@@ -156,7 +187,7 @@ class _Child:
 
     def __init__(self, root: Path):
         self.started = False
-        self._done = False
+        self.done = False  # the last task ran to its end (its "finished" line came)
         self.log = open(tempfile.mkstemp(prefix="interpreter-", suffix=".log", dir=root)[1], "wb")
         # The command's own environment hides the accelerators already (grader/__main__.py); given
         # again here for any other caller (grader/accelerators.py).
@@ -171,11 +202,21 @@ class _Child:
             self.lines.put(line)
         self.lines.put(None)
 
-    def _next(self, deadline: float):
+    def next_line(self, deadline: float):
+        """Its next line (without its end), or ``probe_loop.TIMED_OUT``, ``ENDED``, ``TOO_LONG``."""
         try:
-            return self.lines.get(timeout=max(deadline - time.monotonic(), 0))
+            line = self.lines.get(timeout=max(deadline - time.monotonic(), 0))
         except queue.Empty:
-            return TimeoutError
+            return probe_loop.TIMED_OUT
+        if line is None:
+            return probe_loop.ENDED
+        return probe_loop.TOO_LONG if len(line) > wire.MAX_LINE else line.rstrip(b"\n")
+
+    def started_within(self, seconds: float) -> bool:
+        """Whether it has said it started (torch imported), waiting ``seconds`` for it the first time."""
+        if not self.started:
+            self.started = isinstance(self.next_line(time.monotonic() + seconds), bytes)
+        return self.started
 
     def alive(self) -> bool:
         """Still running, and ready for a task."""
@@ -183,51 +224,16 @@ class _Child:
 
     def send(self, task: dict) -> None:
         """Start a task (one module's probes from some index on)."""
-        self._done = False
+        self.done = False
         try:
             self.process.stdin.write(json.dumps(task).encode() + b"\n")
             self.process.stdin.flush()
-        except OSError:  # it has died: events() reports it
+        except OSError:  # it has died: its lines say so
             pass
 
     def finished(self) -> bool:
         """The last task ran to its end and the interpreter waits for the next."""
-        return self._done and self.alive()
-
-    def events(self, count: int, probe_timeout: float, budget_end: float):
-        """Yield ``(probe index, outcome event)`` for ``count`` probes; index -1 is the module's import failing."""
-        if not self.started:
-            line = self._next(time.monotonic() + START_TIMEOUT)
-            if line is TimeoutError or line is None:
-                return
-            self.started = True
-        index = -1
-        while index < count:
-            line = self._next(min(time.monotonic() + probe_timeout, budget_end))
-            if line is TimeoutError or line is None:
-                doing = "importing the module" if index < 0 else "this check"
-                if line is None:
-                    error = {"type": "Crash", "message": self.death_message()}
-                else:
-                    error = {"type": "Timeout", "message": f"{doing} did not finish within {probe_timeout:g} s (infinite loop?)"}
-                yield index, {"outcome": "module_error" if index < 0 else ("crash" if line is None else "timeout"), "error": error}
-                return
-            try:
-                event = json.loads(line)
-            except ValueError:
-                yield max(index, 0), {"outcome": "crash", "error": {"type": "Crash", "message": "your code wrote to the grader's channel"}}
-                return
-            if index < 0:
-                if event.get("event") == "import_error":
-                    self._done = self._next(time.monotonic() + probe_timeout) not in (None, TimeoutError)
-                    yield -1, {"outcome": "module_error", "error": event.get("error", {})}
-                    return
-                index = 0
-                continue
-            yield index, ({"outcome": "error", "error": event["error"]} if "error" in event
-                          else {"outcome": "ok", "value": event.get("value")})
-            index += 1
-        self._done = self._next(time.monotonic() + probe_timeout) not in (None, TimeoutError)  # its "finished"
+        return self.done and self.alive()
 
     def death_message(self) -> str:
         """Why the interpreter stopped talking, in the sandbox's words."""
@@ -272,10 +278,11 @@ def child_main() -> None:
             sys.stderr.flush()
             os.dup2(output.fileno(), 1)
             os.dup2(output.fileno(), 2)
-        for dependency, path in task["uses"].items():
+        module = ModulePlan.from_wire(task["module"])
+        for dependency, path in module.uses.items():
             worker.load_reference(dependency, path)
-        probes_module = worker.load_probes(task["stem"], task["probes_file"])
-        worker.run(channel, task["stem"], task["sandbox_dir"], probes_module, task["probes"], steps=task["steps"])
+        probes_module = worker.load_probes(task["stem"], module.probes_file)
+        worker.run(channel, task["stem"], task["sandbox_dir"], probes_module, module.probes, steps=task["steps"])
         sys.stdout.flush()
         sys.stderr.flush()
         for name in set(sys.modules) - baseline_modules:  # the next module starts from a clean slate

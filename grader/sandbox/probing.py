@@ -28,8 +28,9 @@ from pathlib import Path
 
 import torch
 
-from grader.sandbox import seeding
+from grader.sandbox import protocol, seeding
 from grader.sandbox.fault import ProbeError, caught, explain, student_code  # noqa: F401 - part of the probing API
+from grader.sandbox.protocol import ShapeStep, Step
 from grader.sandbox.trace import recording
 
 
@@ -214,7 +215,8 @@ def shapes_text(steps: list, raised_from=(), limit: int = 3990) -> str:
     steps when it is unknown), each with its index, label, shape, line (and calling line) and parents:
     ``"!<4,W_o 4:view|6x2@mha.py:30/0<3 3:matmul|6x6@mha.py:29/0<"`` (``s``: a scalar; the first token,
     ``!``, lists what the call that raised received: steps, and the module's attributes), latest
-    first, as many as fit in ``limit`` characters (``client.MAX_SHAPES``)."""
+    first, as many as fit in ``limit`` characters (``client.MAX_SHAPES``; :func:`protocol.shapes_text`)."""
+    steps = [Step(*step) for step in steps]
     wanted = {p for p in raised_from if type(p) is int}
     ancestors, frontier = set(), list(wanted)
     while frontier:
@@ -222,22 +224,12 @@ def shapes_text(steps: list, raised_from=(), limit: int = 3990) -> str:
         if i in ancestors or not 0 <= i < len(steps):
             continue
         ancestors.add(i)
-        frontier.extend(p for p in (steps[i][3] if len(steps[i]) > 3 else ()) if type(p) is int)
+        frontier.extend(p for p in steps[i].parents if type(p) is int)
     chosen = sorted(ancestors, reverse=True) if ancestors else list(range(len(steps) - 1, -1, -1))
     received = sorted(wanted) + sorted(p for p in raised_from if type(p) is str and p.isidentifier())
-    tokens = ["!<" + ",".join(str(p) for p in received)] if received else []
-    size = len(tokens[0]) if tokens else 0
-    for i in chosen:
-        step = steps[i]
-        where = step[2] if len(step) > 2 else ["", 0, 0]
-        parents = ",".join(str(p) for p in (step[3] if len(step) > 3 else ()) if type(p) is int)
-        label = str(step[0]).replace(" ", "~")[:40]
-        token = f"{i}:{label}|{'x'.join(str(n) for n in step[1].shape) or 's'}@{where[0] or '-'}:{'/'.join(str(n) for n in where[1:3])}<{parents}"
-        if size + len(token) + 1 > limit or " " in token:
-            break
-        tokens.append(token)
-        size += len(token) + 1
-    return " ".join(tokens)
+    shapes = {i: ShapeStep(str(steps[i].label)[:40], list(steps[i].value.shape), steps[i].where,
+                           [p for p in steps[i].parents if type(p) is int]) for i in chosen}
+    return protocol.shapes_text(shapes, received, limit)
 
 
 def shapes_of_failure(exc: BaseException) -> str:
@@ -268,10 +260,10 @@ def with_steps(value, recorder) -> dict:
     """A probe's result that carries the recorded steps (the test sees only ``value``); without
     them where steps are not sent (:func:`sending_steps`)."""
     if recorder is None or not _sending_steps:
-        return {"$traced": value}
+        return protocol.traced(value)
     if getattr(recorder, "numbers", None) and not recorder.steps:  # a computation without tensors (BLEU)
-        return {"$traced": value, "steps": recorder.steps, "numbers": recorder.numbers}
-    return {"$traced": value, "steps": recorder.steps}
+        return protocol.traced(value, recorder.steps, recorder.numbers)
+    return protocol.traced(value, recorder.steps)
 
 
 def traced(module, *inputs, what: str = "the output of forward") -> dict:

@@ -16,6 +16,7 @@ import sys
 from grader.sandbox import probing, trace
 from grader.sandbox.fault import ProbeError, describe_exception
 from grader.sandbox import wire
+from grader.sandbox.protocol import ProbeCall
 
 
 def to_plain(value, what: str = "the result"):
@@ -100,7 +101,7 @@ def load_probes(stem: str, path: str):
     return module
 
 
-def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict], *, steps: bool = True) -> None:
+def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[ProbeCall], *, steps: bool = True) -> None:
     """Import the student's ``stem`` module from ``sandbox_dir`` and run ``probes`` in order.
 
     ``steps``: send the recorded steps of traced probes (``{"$traced": value, "steps": [...]}``);
@@ -125,8 +126,8 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[dict],
     send({"event": "ready"})
     for probe in probes:
         try:
-            function = BUILTIN_PROBES.get(probe["probe"]) or getattr(probes_module, probe["probe"])
-            kwargs = wire.decode(probe.get("kwargs", {}))
+            function = BUILTIN_PROBES.get(probe.probe) or getattr(probes_module, probe.probe)
+            kwargs = wire.decode(probe.kwargs)
             with probing.sending_steps(steps), trace.student_files(sandbox_dir, stem):
                 value = to_plain(function(student, **kwargs))
             event = {"event": "result", "value": value}

@@ -19,6 +19,7 @@ report from that JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import traceback
 from collections import Counter
@@ -35,6 +36,7 @@ from grader.model import Diagnosis
 from grader.rubric import exercise_of
 from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, Sandbox
+from grader.sandbox.protocol import ModulePlan, Plan, ProbeCall, is_failure, is_traced, unwrap
 from grader.sandbox.worker import BUILTIN_PROBES
 from grader.settings import Settings
 from grader.suite import probe_specs, verdicts
@@ -62,10 +64,10 @@ class GradingPlugin:
         self.json_report: dict | None = None
         self.result = PlanResult()
         self.calls: dict[str, tuple[str, str, dict]] = {}  # test id -> (module stem, probe, its arguments)
-        self.modules: dict[str, dict] = {}  # module stem -> its part of the plan (probes file, uses, probes)
+        self.modules: dict[str, ModulePlan] = {}  # module stem -> its part of the plan
         # What find_probes found in the suite, for every module (a submission's are those it has):
         self.suite_calls: dict[str, tuple[str, str, dict]] = {}
-        self.suite_modules: dict[str, dict] = {}
+        self.suite_modules: dict[str, ModulePlan] = {}
         self.probed_items: list | None = None  # the items they were found in
         self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
         # Where a diagnosis failed (advice only: the grade stands; logged for the instructor).
@@ -98,8 +100,7 @@ class GradingPlugin:
         """Every probe the suite's tests ask for, module by module, with its arguments as plain data,
         and what is wrong with any test's points or probe marker (the same for every submission)."""
         suite = self.assignment.suite
-        solutions = self.assignment.solutions
-        modules: dict[str, dict] = {}
+        probes: dict[str, list[ProbeCall]] = {}
         cases = Counter((exercise_of(item), item.originalname) for item in items)
         for item in items:
             if wrong := self.points_mistake(item, cases[exercise_of(item), item.originalname]):
@@ -110,7 +111,7 @@ class GradingPlugin:
             if marker is None:
                 continue
             try:
-                exercise = self.rubric.exercise(stem)
+                self.rubric.exercise(stem)
             except KeyError:  # build_report names the test as a grader error
                 continue
             probes_file = suite / "probes" / f"{stem}.py"
@@ -119,22 +120,24 @@ class GradingPlugin:
             if wrong:  # the suite's mistake: never sent to the sandbox, a grader error for this test
                 self.suite_mistakes[item.nodeid] = wrong
                 continue
-            spec = modules.setdefault(stem, {
-                "probes_file": str(probes_file),
-                # Private references never enter the sandbox: the module imports the student's own.
-                "uses": {} if self.rubric.private else {dep: str(solutions / f"{dep}.py") for dep in exercise.uses},
-                "phase": self.rubric.phase(stem),
-                "probes": [],
-            })
-            spec["probes"].append({"id": item.nodeid, "probe": marker.args[0], "kwargs": wire.encode_args(marker.kwargs)})
+            probes.setdefault(stem, []).append(ProbeCall(item.nodeid, marker.args[0], wire.encode_args(marker.kwargs)))
             self.suite_calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
-        self.suite_modules, self.probed_items = modules, items
+        self.suite_modules = {stem: self.module_plan(stem, calls) for stem, calls in probes.items()}
+        self.probed_items = items
         self.order = {item.nodeid: index for index, item in enumerate(items)}
 
-    def run_plan(self, modules: dict[str, dict], *, steps: bool) -> PlanResult:
+    def module_plan(self, stem: str, probes: list[ProbeCall]) -> ModulePlan:
+        """``stem``'s part of every plan: its probe file, the references it builds on, its phase, ``probes``."""
+        solutions = self.assignment.solutions
+        uses = self.rubric.exercise(stem).uses
+        # Private references never enter the sandbox: the module imports the student's own.
+        return ModulePlan(str(self.assignment.suite / "probes" / f"{stem}.py"),
+                          uses={} if self.rubric.private else {dep: str(solutions / f"{dep}.py") for dep in uses},
+                          phase=self.rubric.phase(stem), probes=probes)
+
+    def run_plan(self, modules: dict[str, ModulePlan], *, steps: bool) -> PlanResult:
         """Run ``modules``' probes in the sandbox (``steps``: with the recorded steps of traced probes)."""
-        plan = {"sandbox_dir": str(self.submission_dir), "modules": modules, "limits": self.settings.sandbox_limits(),
-                "steps": steps}
+        plan = Plan(str(self.submission_dir), modules, self.settings.sandbox_limits(), steps)
         # Enough for every module to use its whole budget, workers at a time, and a margin.
         timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
         return self.sandbox.run(plan, timeout=timeout)
@@ -174,11 +177,11 @@ class GradingPlugin:
         outcome = self.result.outcomes.get(request.node.nodeid)
         if outcome is None:
             raise RuntimeError(f"no probe outcome for {request.node.nodeid}")
-        if outcome.outcome == "error" and outcome.error.get("grader_fault") and self.probe_fails_alone(request.node.nodeid):
+        if outcome.outcome == "error" and outcome.error.grader_fault and self.probe_fails_alone(request.node.nodeid):
             raise verdicts.SuiteMistake(verdicts.probe_bug(stem, self.calls[request.node.nodeid][1], outcome.error))
         if outcome.outcome != "ok":
             raise verdicts.student_failure(stem, outcome, request.node.name)
-        return catalog.unwrap(outcome.value)
+        return unwrap(outcome.value)
 
     def probe_fails_alone(self, nodeid: str) -> bool:
         """Whether a failure the sandbox puts down to the probe's own code (the worker is not
@@ -217,10 +220,10 @@ class GradingPlugin:
             return False
         try:
             value = source.result(stem, None, probe, kwargs)
-            if isinstance(value, dict) and "$error" in value:
+            if is_failure(value):
                 return False
             arguments = {name: item.funcargs[name] for name in item._fixtureinfo.argnames if name in item.funcargs}
-            item.obj(**{**arguments, "probed": catalog.unwrap(value)})
+            item.obj(**{**arguments, "probed": unwrap(value)})
         except Exception:  # noqa: BLE001 - the check fails on the reference too: the grader's
             return False
         return True
@@ -284,7 +287,7 @@ class GradingPlugin:
                 continue
             outcome = self.result.outcomes.get(test["nodeid"])
             value = outcome.value if outcome is not None and outcome.outcome == "ok" else None
-            if isinstance(value, dict) and "$traced" in value:
+            if is_traced(value):
                 feedback["hint"] = ""
 
     def diagnose(self, json_report) -> dict[str, Diagnosis]:
@@ -303,12 +306,11 @@ class GradingPlugin:
             outcome = self.result.outcomes.get(nodeid)
             student, where, entered, called = self.student_result(nodeid), "", "", ""
             if outcome is not None and outcome.outcome != "ok" and student is not None:
-                where, entered = outcome.error.get("where", ""), outcome.error.get("entered", "")
-                called = outcome.error.get("called_from", "")
+                where, entered, called = outcome.error.where, outcome.error.entered, outcome.error.called_from
             feedback = failed.get(nodeid, {})
             runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
                                                       feedback.get("checked") or "", feedback, entered=entered,
-                                                      called=called if isinstance(called, str) else ""))
+                                                      called=called))
         if source is not None:
             self.add_steps(runs)
         diagnoses = {}
@@ -329,7 +331,7 @@ class GradingPlugin:
             if (outcome is not None and outcome.outcome == "timeout" and stem in diagnoses
                     and diagnoses[stem].error.startswith("too slow") and "running the check" not in diagnoses[stem].error):
                 diagnoses[stem].error += f" It was running the check {nodeid.split('::')[-1]}."  # the first that timed out
-            kind = outcome.error.get("type", "") if outcome is not None and outcome.outcome == "module_error" else ""
+            kind = outcome.error.type if outcome is not None and outcome.outcome == "module_error" else ""
             if stem not in diagnoses and kind in ("SyntaxError", "IndentationError", "TabError"):
                 if found := verdicts.syntax_error_diagnosis(self.submission_dir / f"{stem}.py", kind):
                     diagnoses[stem] = found
@@ -342,8 +344,8 @@ class GradingPlugin:
         if outcome is not None and outcome.outcome == "ok":
             return outcome.value
         if (outcome is not None and outcome.outcome in ("error", "crash", "timeout")
-                and not outcome.error.get("not_attempted") and not outcome.error.get("grader_fault")):
-            return catalog.failure(outcome.error.get("type", outcome.outcome), outcome.error.get("message", ""))
+                and not outcome.error.not_attempted and not outcome.error.grader_fault):
+            return catalog.failure(outcome.error.type or outcome.outcome, outcome.error.message)
         return None
 
     def excuse(self, json_report) -> dict[str, str]:
@@ -389,7 +391,7 @@ class GradingPlugin:
                     student = self.student_result(nodeid)
                     right = source.result_built_on(stem, exercise.uses, tuple(mistaken), probe, kwargs)
                     if (student is not None and not (isinstance(right, dict) and right.get("grader_fault"))
-                            and catalog.agree(catalog.unwrap(student), catalog.unwrap(right))):
+                            and catalog.agree(unwrap(student), unwrap(right))):
                         excused[nodeid] = ", ".join(broken)
         return excused
 
@@ -399,14 +401,14 @@ class GradingPlugin:
         (student code that is not deterministic) keeps its value and stays without steps: the
         diagnosis then stops at what differs in the result."""
         again = {run.nodeid: run for module_runs in runs.values() for run in module_runs
-                 if run.failed and isinstance(run.student, dict) and ("$traced" in run.student or "$error" in run.student)}
+                 if run.failed and (is_traced(run.student) or is_failure(run.student))}
         # A module's budget is paid once: the re-run gets what the graded run left of it (its
         # supervisor measured what it used), and a module with nothing left is not run again.
         left = {stem: self.settings.module_budget - self.result.spent.get(stem, self.settings.module_budget)
                 for stem in self.modules}
-        modules = {stem: {**spec, "probes": [p for p in spec["probes"] if p["id"] in again], "budget": left[stem]}
-                   for stem, spec in self.modules.items() if left[stem] >= MIN_RERUN}
-        modules = {stem: spec for stem, spec in modules.items() if spec["probes"]}
+        modules = {stem: dataclasses.replace(module, probes=[p for p in module.probes if p.id in again], budget=left[stem])
+                   for stem, module in self.modules.items() if left[stem] >= MIN_RERUN}
+        modules = {stem: module for stem, module in modules.items() if module.probes}
         if not modules:
             return
         try:
@@ -415,14 +417,13 @@ class GradingPlugin:
             return
         for nodeid, run in again.items():
             outcome = outcomes.get(nodeid)
-            if "$error" in run.student:  # the same error again: the shapes its steps had until it raised
-                if (outcome is not None and outcome.outcome == "error" and isinstance(outcome.error.get("shapes"), str)
-                        and catalog.agree(catalog.failure(outcome.error.get("type", ""), outcome.error.get("message", "")),
-                                          run.student)):
-                    run.shapes = outcome.error["shapes"]
+            if is_failure(run.student):  # the same error again: the shapes its steps had until it raised
+                if (outcome is not None and outcome.outcome == "error" and outcome.error.shapes
+                        and catalog.agree(catalog.failure(outcome.error.type, outcome.error.message), run.student)):
+                    run.shapes = outcome.error.shapes
                 continue
             if (outcome is not None and outcome.outcome == "ok"
-                    and catalog.agree(catalog.unwrap(outcome.value), catalog.unwrap(run.student))):
+                    and catalog.agree(unwrap(outcome.value), unwrap(run.student))):
                 run.student = outcome.value
 
 

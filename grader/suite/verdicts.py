@@ -18,6 +18,7 @@ import pytest
 from grader.suite.comparisons import Mismatch, StudentCodeFailed
 from grader.model import Feedback
 from grader.sandbox.client import ProbeOutcome
+from grader.sandbox.protocol import CRASH, TIMEOUT, ErrorAccount
 
 
 def grading_entry(nodeid: str, excinfo, outcome: ProbeOutcome | None) -> dict:
@@ -57,11 +58,10 @@ class SuiteMistake(Exception):
     """A probe marker or a probe itself is wrong: the grader's error, never the student's."""
 
 
-def probe_bug(stem: str, probe: str, error: dict) -> str:
+def probe_bug(stem: str, probe: str, error: ErrorAccount) -> str:
     """The grader error for a probe whose own code raised."""
-    where = f" (at {error['where']})" if error.get("where") else ""
-    return (f"probe {probe!r} of probes/{stem}.py failed in its own code{where}: "
-            f"{error.get('type', 'error')}: {error.get('message', '')}")
+    where = f" (at {error.where})" if error.where else ""
+    return f"probe {probe!r} of probes/{stem}.py failed in its own code{where}: {error.type or 'error'}: {error.message}"
 
 
 def empty_tensor(outcome: ProbeOutcome | None) -> tuple | None:
@@ -84,28 +84,28 @@ def student_failure(stem: str, outcome: ProbeOutcome, check: str = "") -> Studen
     """Say what went wrong in student code, in one line, and whether it was a timeout (naming
     ``check``, the test that was running, when given)."""
     error = outcome.error
-    kind, message, where = error.get("type", ""), error.get("message", ""), error.get("where", "")
+    kind, message, where = error.type, error.message, error.where
     at = f" ({where})" if where else ""
     if outcome.outcome == "timeout":
         if check:
             message = message.replace("this check", f"the check {check}", 1)
         return StudentCodeFailed(f"{stem}.py: {message}", status="timeout",
                                  hint="Look for a loop that never ends, or a very large computation.")
-    if error.get("not_attempted"):
+    if error.not_attempted:
         return StudentCodeFailed(f"not attempted yet: {stem}.py still raises NotImplementedError{at}", status="error")
     if outcome.outcome == "module_error":
         if kind in ("SyntaxError", "IndentationError", "TabError"):  # its location once: "(causal.py, line 5)" ends both
             line = re.search(r", line (\d+)", where)
             return StudentCodeFailed(f"{stem}.py has a {kind}{f' at line {line.group(1)}' if line else at}: "
                                      f"{re.sub(r' [(][^()]*, line [0-9]+[)]$', '', message)}", status="error")
-        if kind in ("Timeout", "Crash"):
+        if kind in (TIMEOUT, CRASH):
             return StudentCodeFailed(f"{stem}.py could not be imported: {message}", status="error")
         return StudentCodeFailed(f"{stem}.py could not be imported: {kind}: {message}{at}", status="error")
     if outcome.outcome == "crash":
         return StudentCodeFailed(f"{message}", status="error")
-    if error.get("probe_error"):
+    if error.probe_error:
         return StudentCodeFailed(message, status="error")
-    if error.get("grader_fault"):  # the probe raised, but not on the reference: on what the student's code gave
+    if error.grader_fault:  # the probe raised, but not on the reference: on what the student's code gave
         return StudentCodeFailed(f"the check could not use what your code gave ({kind}: {message})", status="error")
     return StudentCodeFailed(f"your code raised {kind}: {message}{at}", status="error")
 
