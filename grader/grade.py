@@ -48,12 +48,12 @@ def grade(root: Path, assignment: Assignment, settings: Settings, sandbox: Sandb
 
 def report_of_run(rubric: rubrics.Rubric, plugin, taken: submission.Taken, log: str) -> Report:
     """The report of one submission's finished pytest run (alone, or forked from a class session)."""
-    report = build_report(rubric, excused(plugin.json_report, getattr(plugin, "excused", {})), taken,
+    report = build_report(rubric, excused(plugin.json_report, plugin.excused), taken,
                           plugin.result.output, plugin.diagnoses)
     if rubric.private:  # modules graded on the student's own dependencies: say which to fix first
         dependency_first(report, {e.name: e.builds_on or dict.fromkeys(e.uses, "all") for e in rubric.exercises})
     report.isolation = clean("; ".join(sorted(set(plugin.result.isolation.values()))), 500)
-    for error in getattr(plugin, "diagnosis_errors", []):  # advice only: logged, the grade stands
+    for error in plugin.diagnosis_errors:  # advice only: logged, the grade stands
         report.diagnosis_errors.append(clean(error, BLOCK, one_line=False))
         print(f"grader (the grade stands): {report.diagnosis_errors[-1]}", file=sys.stderr)
     if plugin.json_report is None:

@@ -130,7 +130,7 @@ class Warmer:
     def step(self) -> bool:
         """Compute one result; False when nothing is left to compute (or warming failed)."""
         from grader.diagnosis import catalog
-        from grader.suite.plugin import catalog_source
+        from grader.suite.diagnosis_session import catalog_source
 
         try:
             while self.order or self.prefer({call[0] for call in self.plugin.calls.values()}):
@@ -173,7 +173,8 @@ def grade_class(
     """
     import torch
 
-    from grader.suite.plugin import GradingPlugin, catalog_source
+    from grader.suite.diagnosis_session import catalog_source
+    from grader.suite.plugin import GradingPlugin
 
     torch.set_num_threads(1)  # as in grade.grade: the checks compare tiny tensors
     seeding.seed_cpu_only()
@@ -189,8 +190,8 @@ def grade_class(
     def start(root: Path, session) -> submission.Taken:
         workdir = sandbox.new_submission_dir()
         taken = submission.take(root, assignment.name, names, workdir, known=known(root) if callable(known) else known)
-        plugin.sandbox, plugin.submission_dir, plugin.missing = sandbox, workdir, taken.missing
-        plugin.pytest_collection_modifyitems(session, session.config, session.items)  # this submission's probes
+        plugin.start(sandbox, workdir, taken.missing)
+        plugin.run_probes(session.items)  # this submission's, of the suite's probes the collector found
         if settings.reuse_passes:
             session.items[:], plugin.known_passes = passes.split(session.items, plugin.result)
         return taken

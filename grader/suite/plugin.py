@@ -19,32 +19,27 @@ report from that JSON.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import traceback
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from grader.assignment import Assignment
-from grader.diagnosis import catalog
-from grader.diagnosis.diagnose import diagnose
 from grader.diagnosis.live_reference import Reference
-from grader.diagnosis.sent import ProbeRun
 from grader.model import Diagnosis
 from grader.rubric import exercise_of
-from grader.sandbox import wire
 from grader.sandbox.client import PlanResult, Sandbox
-from grader.sandbox.protocol import ModulePlan, Plan, ProbeCall, is_failure, is_traced, unwrap
-from grader.sandbox.worker import BUILTIN_PROBES
+from grader.sandbox.protocol import ModulePlan, Plan, is_failure, unwrap
 from grader.settings import Settings
-from grader.suite import probe_specs, verdicts
+from grader.suite import verdicts
 from grader.suite.comparisons import Mismatch, StudentCodeFailed
+from grader.suite.diagnosis_session import DiagnosisSession, catalog_source
+from grader.suite.suite_probes import Call, SuiteProbes
 
 
 class GradingPlugin:
-    """Registered per grading session with what it needs to run student code."""
+    """Registered per grading session: what is known of one submission's run (its copy, what it
+    lacks, what the sandbox gave), the probes of the suite (:class:`SuiteProbes`, found once), and,
+    once the checks have run, the advice (:class:`DiagnosisSession`)."""
 
     def __init__(
         self,
@@ -56,29 +51,28 @@ class GradingPlugin:
         missing: dict[str, str],
     ):
         self.assignment = assignment  # its suite, solutions and rubric
-        self.rubric = assignment.rubric
         self.settings = settings
+        self.suite: SuiteProbes | None = None  # found at the first collection (a batch: once for every submission)
+        self.start(sandbox, submission_dir, missing)
+
+    def start(self, sandbox: Sandbox, submission_dir: Path, missing: dict[str, str]) -> None:
+        """Begin a submission's run: nothing known of it yet but its copy and what it lacks. (A
+        batch's grading process, forked from the process that collected the suite, starts its
+        submission's here, then runs its probes: :meth:`run_probes`.)"""
         self.sandbox = sandbox
         self.submission_dir = submission_dir
         self.missing = missing  # module stem -> why it could not be taken from the submission
         self.json_report: dict | None = None
         self.result = PlanResult()
-        self.calls: dict[str, tuple[str, str, dict]] = {}  # test id -> (module stem, probe, its arguments)
+        self.calls: dict[str, Call] = {}  # test id -> the probe it asks for (the modules the submission has)
         self.modules: dict[str, ModulePlan] = {}  # module stem -> its part of the plan
-        # What find_probes found in the suite, for every module (a submission's are those it has):
-        self.suite_calls: dict[str, tuple[str, str, dict]] = {}
-        self.suite_modules: dict[str, ModulePlan] = {}
-        self.probed_items: list | None = None  # the items they were found in
-        self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
-        # Where a diagnosis failed (advice only: the grade stands; logged for the instructor).
-        self.diagnosis_errors: list[str] = []
-        self.suite_mistakes: dict[str, str] = {}  # test id -> what is wrong with its probe marker
         # In a batch: tests left out of this run because their probe value already passed (grader.batch.passes),
-        # put back in their place in the collection order (found with the probes).
+        # put back in their place in the collection order.
         self.known_passes: list[str] = []
-        self.order: dict[str, int] = {}
-        # references = "private": test id -> the student's modules it ran on that fail their own checks,
-        # for tests that failed only because of them (``excuse``); the report counts them as passed.
+        self.diagnoses: dict[str, Diagnosis] = {}  # module stem -> its diagnosis
+        # Where the advice failed (the grade stands; logged for the instructor).
+        self.diagnosis_errors: list[str] = []
+        # references = "private": the tests counted as passed (DiagnosisSession.excuse).
         self.excused: dict[str, str] = {}
 
     # -- collection: gather every probe and run them all -------------------------------------
@@ -89,51 +83,16 @@ class GradingPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
         """Send this submission's probes to the sandbox: those of every module it has."""
-        if self.probed_items is not items:  # in a batch's grading process, the collector found them already
-            self.find_probes(items)
-        self.modules = {stem: spec for stem, spec in self.suite_modules.items() if stem not in self.missing}
-        self.calls = {nodeid: call for nodeid, call in self.suite_calls.items() if call[0] not in self.missing}
+        self.run_probes(items)
+
+    def run_probes(self, items: list) -> None:
+        """Find the suite's probes in ``items`` (unless found there already) and run those of
+        the modules this submission has."""
+        if self.suite is None or self.suite.items is not items:
+            self.suite = SuiteProbes.found(self.assignment, items)
+        self.modules, self.calls = self.suite.of_submission(self.missing)
         if self.modules:
             self.result = self.run_plan(self.modules, steps=False)  # steps are asked for later, where a diagnosis needs them
-
-    def find_probes(self, items) -> None:
-        """Every probe the suite's tests ask for, module by module, with its arguments as plain data,
-        and what is wrong with any test's points or probe marker (the same for every submission)."""
-        suite = self.assignment.suite
-        probes: dict[str, list[ProbeCall]] = {}
-        cases = Counter((exercise_of(item), item.originalname) for item in items)
-        for item in items:
-            if wrong := self.points_mistake(item, cases[exercise_of(item), item.originalname]):
-                self.suite_mistakes[item.nodeid] = wrong
-                continue
-            marker = item.get_closest_marker("probe")
-            stem = exercise_of(item)
-            if marker is None:
-                continue
-            try:
-                self.rubric.exercise(stem)
-            except KeyError:  # build_report names the test as a grader error
-                continue
-            probes_file = suite / "probes" / f"{stem}.py"
-            wrong = probe_specs.problem(marker.args[0] if marker.args else None, marker.args[1:], marker.kwargs,
-                                        probes_file, BUILTIN_PROBES, shown=f"{suite.parent.name}/{suite.name}/probes/{stem}.py")
-            if wrong:  # the suite's mistake: never sent to the sandbox, a grader error for this test
-                self.suite_mistakes[item.nodeid] = wrong
-                continue
-            probes.setdefault(stem, []).append(ProbeCall(item.nodeid, marker.args[0], wire.encode_args(marker.kwargs)))
-            self.suite_calls[item.nodeid] = (stem, marker.args[0], dict(marker.kwargs))
-        self.suite_modules = {stem: self.module_plan(stem, calls) for stem, calls in probes.items()}
-        self.probed_items = items
-        self.order = {item.nodeid: index for index, item in enumerate(items)}
-
-    def module_plan(self, stem: str, probes: list[ProbeCall]) -> ModulePlan:
-        """``stem``'s part of every plan: its probe file, the references it builds on, its phase, ``probes``."""
-        solutions = self.assignment.solutions
-        uses = self.rubric.exercise(stem).uses
-        # Private references never enter the sandbox: the module imports the student's own.
-        return ModulePlan(str(self.assignment.suite / "probes" / f"{stem}.py"),
-                          uses={} if self.rubric.private else {dep: str(solutions / f"{dep}.py") for dep in uses},
-                          phase=self.rubric.phase(stem), probes=probes)
 
     def run_plan(self, modules: dict[str, ModulePlan], *, steps: bool) -> PlanResult:
         """Run ``modules``' probes in the sandbox (``steps``: with the recorded steps of traced probes)."""
@@ -142,30 +101,10 @@ class GradingPlugin:
         timeout = self.settings.module_budget * (len(modules) / self.settings.workers + 1) + 60
         return self.sandbox.run(plan, timeout=timeout)
 
-    def points_mistake(self, item, cases: int) -> str:
-        """What is wrong with a test's points (none, or not where the rubric reads them) or with
-        the number of its cases (``cases`` items were collected for its function); "" if nothing."""
-        marker = item.get_closest_marker("points")
-        if marker is None:
-            return "this test has no points: give it @pytest.mark.points(N)"
-        try:
-            exercise = self.rubric.exercise(exercise_of(item))
-        except KeyError:
-            return f"{exercise_of(item)} is not an exercise of the rubric"
-        declared = exercise.points.get(item.originalname)
-        if declared is None or list(marker.args) != [declared]:
-            return "write this test's points as @pytest.mark.points(N) right above its function"
-        if cases != exercise.cases_of(item.originalname):
-            return (f"{item.originalname} runs {cases} cases, but the rubric counted {exercise.cases_of(item.originalname)} "
-                    "from its @pytest.mark.parametrize (or its points' cases=): list every case there, literally, "
-                    "or say how many in @pytest.mark.points(N, cases=K) (cases made by fixture params or "
-                    "pytest_generate_tests are not counted)")
-        return ""
-
     def pytest_runtest_setup(self, item) -> None:
         """A test whose probe marker or points are wrong is the suite's mistake: a grader error."""
-        if item.nodeid in self.suite_mistakes:
-            raise verdicts.SuiteMistake(self.suite_mistakes[item.nodeid])
+        if self.suite is not None and item.nodeid in self.suite.mistakes:
+            raise verdicts.SuiteMistake(self.suite.mistakes[item.nodeid])
 
     # -- what tests receive ---------------------------------------------------------------------
     @pytest.fixture
@@ -254,204 +193,18 @@ class GradingPlugin:
 
     def pytest_json_modifyreport(self, json_report):
         if self.known_passes:  # passed, as they did on the same value for an earlier student of the batch
+            order = self.suite.order
             tests = json_report.get("tests", []) + [{"nodeid": nodeid, "outcome": "passed", "reused": True}
                                                     for nodeid in self.known_passes]
-            json_report["tests"] = sorted(tests, key=lambda test: self.order.get(test["nodeid"], len(self.order)))
+            json_report["tests"] = sorted(tests, key=lambda test: order.get(test["nodeid"], len(order)))
         self.json_report = json_report
-        try:
-            self.excused = self.excuse(json_report)
-        except Exception:  # noqa: BLE001 - then nothing is excused: the checks' own verdicts stand
-            self.excused = {}
-            self.diagnosis_errors.append(f"judging checks on the student's own dependencies failed:\n"
-                                         f"{traceback.format_exc(limit=3)}")
-        try:
-            self.diagnoses = self.diagnose(json_report)
-        except Exception:  # noqa: BLE001 - advice only: the grade stands without a diagnosis
-            self.diagnoses = {}
-            self.diagnosis_errors.append(f"the diagnosis failed:\n{traceback.format_exc(limit=3)}")
-        self.one_story(json_report)
-
-    def one_story(self, json_report) -> None:
-        """Never two stories: where a module's diagnosis tells one (a confirmed concept, the first
-        differing step at the student's line, an error explained), the hints of its checks of the
-        recorded computation (traced probes: what a check of values guesses about the cause) are
-        not shown beside it. Hints of checks of structure, and hints a check proves by an exact
-        relation, state what was observed and stay."""
-        told = {stem for stem, found in self.diagnoses.items()
-                if found.concepts or found.error or (found.stage and found.stage != "result")}
-        for test in json_report.get("tests", []):
-            call = self.calls.get(test["nodeid"])
-            feedback = ((test.get("metadata") or {}).get("grading") or {}).get("feedback")
-            if (call is None or call[0] not in told or not isinstance(feedback, dict) or not feedback.get("hint")
-                    or feedback.get("proven")):
-                continue
-            outcome = self.result.outcomes.get(test["nodeid"])
-            value = outcome.value if outcome is not None and outcome.outcome == "ok" else None
-            if is_traced(value):
-                feedback["hint"] = ""
-
-    def diagnose(self, json_report) -> dict[str, Diagnosis]:
-        """One diagnosis per module with a failing check (see grader.diagnosis.diagnose)."""
-        failed: dict[str, dict] = {}
-        for test in json_report.get("tests", []):
-            if test["outcome"] != "passed" and test["nodeid"] not in self.excused:
-                grading = (test.get("metadata") or {}).get("grading") or {}
-                failed[test["nodeid"]] = {**(grading.get("feedback") or {})}
-                failed[test["nodeid"]].setdefault("checked", grading.get("message", ""))
-        if not failed:
-            return {}
-        source = catalog_source(self.assignment)
-        runs: dict[str, list[ProbeRun]] = {}
-        for nodeid, (stem, probe, kwargs) in self.calls.items():
-            outcome = self.result.outcomes.get(nodeid)
-            student, where, entered, called = self.student_result(nodeid), "", "", ""
-            if outcome is not None and outcome.outcome != "ok" and student is not None:
-                where, entered, called = outcome.error.where, outcome.error.entered, outcome.error.called_from
-            feedback = failed.get(nodeid, {})
-            runs.setdefault(stem, []).append(ProbeRun(nodeid, probe, kwargs, student, where, nodeid in failed,
-                                                      feedback.get("checked") or "", feedback, entered=entered,
-                                                      called=called))
-        if source is not None:
-            self.add_steps(runs)
-        diagnoses = {}
-        # The student's modules whose every check ran here and passed: a step made in one of them (their own
-        # CausalAttention, which the public check of mha runs) is made as the reference's would be.
-        sound = frozenset(f"{stem}.py" for stem, module_runs in runs.items()
-                          if module_runs and all(r.student is not None and not r.failed for r in module_runs))
-        for stem, module_runs in runs.items():
-            try:
-                found = diagnose(stem, source, module_runs, self.submission_dir, sound)
-            except Exception:  # noqa: BLE001 - advice only: this module's grade stands without it
-                self.diagnosis_errors.append(f"the diagnosis of {stem} failed:\n{traceback.format_exc(limit=3)}")
-                continue
-            if found is not None:
-                diagnoses[stem] = found
-        for nodeid, (stem, _, _) in self.calls.items():  # a module that does not compile: where, with its line
-            outcome = self.result.outcomes.get(nodeid)
-            if (outcome is not None and outcome.outcome == "timeout" and stem in diagnoses
-                    and diagnoses[stem].error.startswith("too slow") and "running the check" not in diagnoses[stem].error):
-                diagnoses[stem].error += f" It was running the check {nodeid.split('::')[-1]}."  # the first that timed out
-            kind = outcome.error.type if outcome is not None and outcome.outcome == "module_error" else ""
-            if stem not in diagnoses and kind in ("SyntaxError", "IndentationError", "TabError"):
-                if found := verdicts.syntax_error_diagnosis(self.submission_dir / f"{stem}.py", kind):
-                    diagnoses[stem] = found
-        return diagnoses
-
-    def student_result(self, nodeid: str):
-        """What the student's code gave on a test's probe, as the catalog compares it: the value, or
-        the error it raised (None where it gave nothing to compare: not attempted, the probe's own fault)."""
-        outcome = self.result.outcomes.get(nodeid)
-        if outcome is not None and outcome.outcome == "ok":
-            return outcome.value
-        if (outcome is not None and outcome.outcome in ("error", "crash", "timeout")
-                and not outcome.error.not_attempted and not outcome.error.grader_fault):
-            return catalog.failure(outcome.error.type or outcome.outcome, outcome.error.message)
-        return None
-
-    def excuse(self, json_report) -> dict[str, str]:
-        """``references = "private"``: one mistake costs points once, without a reference beside student code.
-
-        A module is graded on the student's own modules it uses. Where one of those fails its own
-        checks (not counting those it fails only through a module below it), and the catalog's known mistakes explain every result of it that differs from the
-        reference's (confirmed as for a diagnosis), each failed check of the module whose probe
-        gave what the reference module gives on the reference dependencies *with those mistakes
-        made* (run here, in the trusted process: only the instructor's code) failed only because
-        of the dependency: ``{test id: the dependencies}``, counted as passed in the report.
-        A dependency whose mistake the catalog does not know excuses nothing: those checks cost
-        their points, and the report says to fix that module first (``grade.report_of_run``)."""
-        if not self.rubric.private:
-            return {}
-        source = catalog_source(self.assignment)
-        if not isinstance(source, Reference):
-            return {}
-        outcomes = {test["nodeid"]: test["outcome"] for test in json_report.get("tests", [])}
-        excused: dict[str, str] = {}
-
-        def fails(stem: str) -> bool:  # by a mistake of its own: a check it fails only through its dependency does not count
-            return any(exercise_of_id(nodeid) == stem and outcome != "passed" and nodeid not in excused
-                       for nodeid, outcome in outcomes.items())
-
-        # A module's dependencies first (``uses`` holds every module below it, so theirs are fewer).
-        for exercise in sorted(self.rubric.exercises, key=lambda exercise: len(exercise.uses)):
-            broken = [dependency for dependency in exercise.uses if fails(dependency)]
-            if not broken or exercise.name not in self.modules or exercise.name in self.missing:
-                continue
-            mistaken = []
-            for dependency in broken:
-                probes = [(probe, kwargs, self.student_result(nodeid))
-                          for nodeid, (stem, probe, kwargs) in self.calls.items() if stem == dependency]
-                known = [name for name, _ in catalog.confirmed(source, dependency, [p for p in probes if p[2] is not None])]
-                if dependency in self.missing or not known:
-                    break
-                mistaken.append((dependency, tuple(known)))
-            else:
-                for nodeid, (stem, probe, kwargs) in self.calls.items():
-                    if stem != exercise.name or outcomes.get(nodeid, "passed") == "passed":
-                        continue
-                    student = self.student_result(nodeid)
-                    right = source.result_built_on(stem, exercise.uses, tuple(mistaken), probe, kwargs)
-                    if (student is not None and not (isinstance(right, dict) and right.get("grader_fault"))
-                            and catalog.agree(unwrap(student), unwrap(right))):
-                        excused[nodeid] = ", ".join(broken)
-        return excused
-
-    def add_steps(self, runs: dict[str, list[ProbeRun]]) -> None:
-        """Give the failed traced probes the steps their diagnosis compares: the sandbox runs them
-        again, with steps (the graded run sends none). A result that does not come back the same
-        (student code that is not deterministic) keeps its value and stays without steps: the
-        diagnosis then stops at what differs in the result."""
-        again = {run.nodeid: run for module_runs in runs.values() for run in module_runs
-                 if run.failed and (is_traced(run.student) or is_failure(run.student))}
-        # A module's budget is paid once: the re-run gets what the graded run left of it (its
-        # supervisor measured what it used), and a module with nothing left is not run again.
-        left = {stem: self.settings.module_budget - self.result.spent.get(stem, self.settings.module_budget)
-                for stem in self.modules}
-        modules = {stem: dataclasses.replace(module, probes=[p for p in module.probes if p.id in again], budget=left[stem])
-                   for stem, module in self.modules.items() if left[stem] >= MIN_RERUN}
-        modules = {stem: module for stem, module in modules.items() if module.probes}
-        if not modules:
-            return
-        try:
-            outcomes = self.run_plan(modules, steps=True).outcomes
-        except Exception:  # noqa: BLE001 - steps only sharpen a diagnosis; the grade stands without them
-            return
-        for nodeid, run in again.items():
-            outcome = outcomes.get(nodeid)
-            if is_failure(run.student):  # the same error again: the shapes its steps had until it raised
-                if (outcome is not None and outcome.outcome == "error" and outcome.error.shapes
-                        and catalog.agree(catalog.failure(outcome.error.type, outcome.error.message), run.student)):
-                    run.shapes = outcome.error.shapes
-                continue
-            if (outcome is not None and outcome.outcome == "ok"
-                    and catalog.agree(unwrap(outcome.value), unwrap(run.student))):
-                run.student = outcome.value
-
-
-def exercise_of_id(nodeid: str) -> str:
-    """The exercise stem of a test id: ``tests/ch03/test_causal.py::test_x[1]`` -> ``causal``."""
-    return Path(nodeid.split("::", 1)[0]).stem.removeprefix("test_")
-
-
-MIN_RERUN = 0.5  # seconds of a module's budget left below which the diagnosis does not run it again
+        advice = DiagnosisSession(self.assignment, self.settings, self.submission_dir, self.missing, self.modules,
+                                  self.calls, self.result, rerun=lambda modules: self.run_plan(modules, steps=True))
+        advice.judge(json_report)
+        self.excused, self.diagnoses = advice.excused, advice.diagnoses
+        self.diagnosis_errors += advice.errors
 
 
 def calls(function: str, *args, seed: int | None = None):
     """Marker for the built-in probe: call the student's ``function(*args)`` (seeded if asked)."""
     return pytest.mark.probe("call", function=function, args=list(args), seed=seed)
-
-
-
-
-@functools.cache
-def catalog_source(assignment: Assignment):
-    """Where reference and mistake results come from: the precomputed table beside a public
-    suite, else the reference solutions run live, else nowhere (localization only). Read once
-    per process (a batch reads it before it forks: every grading process shares it)."""
-    from grader.diagnosis.public_catalog import Table
-
-    suite, solutions = assignment.suite, assignment.solutions
-    if (suite / Table.FILE).is_file():
-        return Table(suite / Table.FILE)
-    if solutions.is_dir() and any(solutions.glob("*.py")):
-        return Reference(suite, solutions)
-    return None
