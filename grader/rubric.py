@@ -91,7 +91,7 @@ class Rubric:
         return self.references == "private"
 
     def phase(self, name: str) -> int:
-        """When ``name``'s workers may run in a plan (:func:`grader.sandbox.zygote.phases`): 0 for a
+        """When ``name``'s workers may run in a plan (:func:`grader.sandbox.schedule.phases`): 0 for a
         module that holds no reference, else one more than the latest of the modules it uses, so
         that each reference's own module has run before any worker holds that reference."""
         uses = () if self.private else self.exercise(name).uses

@@ -41,7 +41,7 @@ def grade_many(
 
     The sandbox runs one submission's workers at a time (``zygote.turn``: no two students' code
     ever runs at once), so a submission's modules run up to ``jobs`` at a time instead, as far as
-    the phases of their references allow (``zygote.phases``); the trusted work of the other grading processes
+    the phases of their references allow (``schedule.phases``); the trusted work of the other grading processes
     (taking a submission, the checks, the report) goes on meanwhile.
     """
     settings = dataclasses.replace(settings, workers=max(settings.workers, jobs))

@@ -32,6 +32,7 @@ import torch
 
 from grader.diagnosis.tolerance import ATOL
 from grader.sandbox import wire
+from grader.sandbox.protocol import FAILED, unwrap
 
 MASKED = -1e4  # a score at or below this is masked (-inf, -1e9, finfo.min all mean "hidden")
 
@@ -120,12 +121,7 @@ def agree(a, b) -> bool:
 
 def failure(kind: str, message: str) -> dict:
     """A probe that raised, as a comparable result."""
-    return {"$error": kind, "message": _WHERE.sub("", str(message))[:300]}
-
-
-def unwrap(value):
-    """A traced probe value without its steps (what the test sees)."""
-    return value["$traced"] if isinstance(value, dict) and "$traced" in value else value
+    return {FAILED: kind, "message": _WHERE.sub("", str(message))[:300]}
 
 
 def probe_key(probe: str, kwargs) -> str:

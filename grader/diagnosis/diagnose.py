@@ -27,6 +27,7 @@ from grader.diagnosis.plain_numbers import first_unknown_number, number_line
 from grader.diagnosis.sent import ProbeRun, floating, output_of, returned_error, steps_of
 from grader.diagnosis.shape_error import called_from, entered_from, show_shape_origin
 from grader.model import Diagnosis
+from grader.sandbox.protocol import FAILED, is_failure
 
 
 def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None, sound: frozenset = frozenset()) -> Diagnosis | None:
@@ -43,7 +44,7 @@ def diagnose(stem: str, source, runs: list[ProbeRun], folder: Path | None, sound
     for run in runs:
         if not run.failed or run.student is None:
             continue
-        error = run.student if isinstance(run.student, dict) and "$error" in run.student else None
+        error = run.student if is_failure(run.student) else None
         error = error or returned_error(run.student)
         if error:
             if localized:
@@ -82,7 +83,7 @@ def _error_explained(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, run
     """The first failing check raised: the exception explained (its kind, meaning, line and a concept
     where unambiguous), where its wrong shape was made, the line of this module that led there, and a
     method Python looks for, written under a near name."""
-    explained = explain(error["$error"], error["message"], run.where or error.get("where", ""), folder)
+    explained = explain(error[FAILED], error["message"], run.where or error.get("where", ""), folder)
     diagnosis.error = f"{explained.kind}: {explained.meaning or error['message'][:200]}"
     diagnosis.where, diagnosis.code, diagnosis.checked = explained.where, explained.code, run.checked
     if explained.concept and explained.concept not in diagnosis.concepts:

@@ -24,6 +24,7 @@ from grader.diagnosis import catalog
 from grader.diagnosis.live_reference import Reference
 from grader.diagnosis.sent import numbers_of
 from grader.sandbox import trace, wire
+from grader.sandbox.protocol import is_traced, traced, unwrap
 
 
 class _Concept:
@@ -87,13 +88,13 @@ def _strip_steps(value, keep: bool = False):
     """``value`` without its recorded steps, or (``keep``) with them, each without its line (the
     reference's lines are nobody's business): ``[label, tensor, ["", 0, 0], parents]``. The
     diagnosis looks for the student's steps among them, and walks back through their parents."""
-    if isinstance(value, dict) and "$traced" in value:
+    if is_traced(value):
         steps = [[s[0], s[1], ["", 0, 0], s[3] if len(s) > 3 else []] for s in value["steps"]] if keep else []
         if keep and value.get("numbers"):  # a computation without tensors: its numbers, with their names, and for
             # a line only which statement made each (numbered in the order they first appear): whether two
             # numbers come from the same statement, never where it is.
-            return {"$traced": value["$traced"], "steps": steps, "numbers": _numbers_without_lines(value["numbers"])}
-        return {"$traced": value["$traced"], "steps": steps}
+            return traced(unwrap(value), steps, _numbers_without_lines(value["numbers"]))
+        return traced(unwrap(value), steps)
     return value
 
 
@@ -157,7 +158,7 @@ def build(root: Path, assignment: str) -> dict:
             mistakes, numbers = {}, {}
             for name, _ in named:
                 wrong = source.result(stem, name, probe, kwargs)
-                if not catalog.agree(catalog.unwrap(wrong), catalog.unwrap(reference)):
+                if not catalog.agree(unwrap(wrong), unwrap(reference)):
                     mistakes[name] = _encode(_strip_steps(wrong))
                     if numbers_of(reference):  # where the mistake's numbers first leave the reference's
                         numbers[name] = source.numbers(stem, name, probe, kwargs)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from grader.diagnosis import catalog
 from grader.sandbox import trace
+from grader.sandbox.protocol import FAILED, is_traced, unwrap
 
 
 @dataclass
@@ -40,7 +40,7 @@ class ProbeRun:
 def output_of(value):
     """The tensor a traced probe's value stands for (its output; the first of its outputs; else the
     first tensor of the probe's dict, which each probe puts first: ``{"context": ..., "weights": ...}``), else None."""
-    value = catalog.unwrap(value)
+    value = unwrap(value)
     if isinstance(value, dict):
         named = [value[key] for key in ("out", "output", "result", "outs") if key in value]
         value = named[0] if named else next((v for v in value.values() if isinstance(v, torch.Tensor)), None)
@@ -53,7 +53,7 @@ def steps_of(value) -> list | None:
     """The recorded steps of a traced probe's value, as ``[label, tensor, [file, line], parents]``,
     else None (checked: the sandbox sent them; a step that is not well formed counts as absent,
     and the indices of the parents as they were sent, which only :mod:`origin` reads)."""
-    if isinstance(value, dict) and "$traced" in value and isinstance(value.get("steps"), list):
+    if is_traced(value) and isinstance(value.get("steps"), list):
         return [[s[0], s[1], where_of(s[2] if len(s) > 2 else None), _parents_of(s[3] if len(s) > 3 else None)]
                 for s in value["steps"] if isinstance(s, list) and 2 <= len(s) <= 4 and isinstance(s[1], torch.Tensor)]
     return None
@@ -105,7 +105,7 @@ def parse_failure(text) -> tuple[dict, list]:
 def numbers_with_lines(value) -> list[list]:
     """The Python numbers a traced probe's value carries, as ``[name, value, [file, line, 0]]`` (checked:
     the sandbox sent them), else []."""
-    found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
+    found = value.get("numbers") if is_traced(value) else None
     if not isinstance(found, list):
         return []
     return [[n[0], float(n[1]), where_of(n[2])] for n in found[:400]
@@ -139,7 +139,7 @@ def given_shapes(kwargs) -> tuple:
 
 def returned_error(value) -> dict | None:
     """An error a probe caught and returned (``{"error": "Type: message (where)"}``)."""
-    value = catalog.unwrap(value)
+    value = unwrap(value)
     text = value.get("error") if isinstance(value, dict) else None
     if not isinstance(text, str) or not text:
         return None
@@ -148,12 +148,12 @@ def returned_error(value) -> dict | None:
     if rest.endswith(")") and " (" in rest:
         rest, _, where = rest.rpartition(" (")
         where = where[:-1]
-    return {"$error": kind, "message": rest, "where": where}
+    return {FAILED: kind, "message": rest, "where": where}
 
 
 def numbers_of(value) -> list[float]:
     """The values of the Python numbers a traced probe's value carries (``"numbers"``), else []."""
-    found = value.get("numbers") if isinstance(value, dict) and "$traced" in value else None
+    found = value.get("numbers") if is_traced(value) else None
     if not isinstance(found, list):
         return []
     return [float(n[1]) for n in found[:trace.MAX_NUMBERS]

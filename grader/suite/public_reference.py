@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader.diagnosis import catalog
 from grader.diagnosis.public_catalog import Table
 from grader.diagnosis.tolerance import ATOL
 from grader.rubric import exercise_of
+from grader.sandbox.protocol import FAILED, is_failure, unwrap
 from grader.suite import verdicts
 from grader.suite.comparisons import close, require
 
@@ -41,10 +41,10 @@ def reference(request):
     if not (suite / Table.FILE).is_file():
         raise verdicts.SuiteMistake(f"no {Table.FILE} beside the public tests: {rebuild}")
     value = _table(str(suite / Table.FILE)).result(exercise_of(request.node), None, marker.args[0], dict(marker.kwargs))
-    if isinstance(value, dict) and "$error" in value:
+    if is_failure(value):
         raise verdicts.SuiteMistake(f"the public catalog has no reference result for this check "
-                                    f"({value['$error']}: {value['message']}): {rebuild}")
-    return catalog.unwrap(value)
+                                    f"({value[FAILED]}: {value['message']}): {rebuild}")
+    return unwrap(value)
 
 
 def same(actual, expected, *, what: str, grid: bool = False, atol: float = ATOL) -> None:

@@ -16,7 +16,7 @@ from dataclasses import asdict
 import pytest
 
 from grader.suite.comparisons import Mismatch, StudentCodeFailed
-from grader.model import Feedback
+from grader.model import NOT_ATTEMPTED, Feedback
 from grader.sandbox.client import ProbeOutcome
 from grader.sandbox.protocol import CRASH, TIMEOUT, ErrorAccount
 
@@ -92,7 +92,7 @@ def student_failure(stem: str, outcome: ProbeOutcome, check: str = "") -> Studen
         return StudentCodeFailed(f"{stem}.py: {message}", status="timeout",
                                  hint="Look for a loop that never ends, or a very large computation.")
     if error.not_attempted:
-        return StudentCodeFailed(f"not attempted yet: {stem}.py still raises NotImplementedError{at}", status="error")
+        return StudentCodeFailed(f"{NOT_ATTEMPTED}: {stem}.py still raises NotImplementedError{at}", status="error")
     if outcome.outcome == "module_error":
         if kind in ("SyntaxError", "IndentationError", "TabError"):  # its location once: "(causal.py, line 5)" ends both
             line = re.search(r", line (\d+)", where)
