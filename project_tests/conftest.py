@@ -37,11 +37,16 @@ def open_lock() -> int:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     lock = open_lock()
+    RUNNING.append(item)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX if item.get_closest_marker("alone") else fcntl.LOCK_SH)
         return (yield)
     finally:
+        RUNNING.remove(item)
         os.close(lock)  # which releases the lock
+
+
+RUNNING: list = []  # the test being set up, run or torn down (with the fixtures it makes or ends)
 
 
 # -- the tiers ---------------------------------------------------------------------------------------
@@ -55,10 +60,11 @@ END_TO_END_FILES = {
     "test_diagnosis.py", "test_grading.py", "test_mutants.py", "test_notebooks.py", "test_rehearsal.py",
     "test_release.py", "test_reused_passes.py", "test_shared_box.py", "test_steps_on_demand.py",
     "test_workflow.py", "test_class_report.py", "test_slips.py", "test_unseen_mistakes.py", "test_kept_mistakes.py",
-    "test_honest_rewrites.py",
-    "test_mechanism.py",
+    "test_honest_rewrites.py", "test_mechanism.py", "test_agreement.py", "test_report.py",
 }
-END_TO_END_TESTS = {"test_closing_a_box_reaps_what_its_workers_left_so_that_init_ends"}
+END_TO_END_TESTS = {"test_closing_a_box_reaps_what_its_workers_left_so_that_init_ends",
+                    "test_each_mistake_of_the_suite_is_a_grader_error_naming_test_file_and_problem",
+                    "test_a_probe_failing_on_what_the_student_gave_is_the_students_error"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -68,19 +74,26 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.end_to_end)
 
 
-@pytest.fixture(autouse=True)
-def _no_interpreter_in_the_check_tier(request, monkeypatch):
-    if os.environ.get("PROJECT_TESTS_TIER") != "check" or request.node.get_closest_marker("end_to_end"):
+@pytest.fixture(autouse=True, scope="session")
+def _no_interpreter_in_the_check_tier():
+    """In the check tier, a test that starts a Python interpreter fails, whether the test itself or
+    a fixture it makes starts it (a module's fixture is made inside its first test's set-up)."""
+    if os.environ.get("PROJECT_TESTS_TIER") != "check":
         yield
         return
     real = subprocess.Popen.__init__
 
     def refuse_python(self, args, *rest, **kwargs):
         program = Path(str(args[0] if isinstance(args, (list, tuple)) else str(args).split()[0])).name
-        if program.startswith("python") or program == Path(sys.executable).name:
-            raise RuntimeError(f"{request.node.nodeid} starts a Python interpreter ({program}): "
+        item = RUNNING[-1] if RUNNING else None
+        if ((program.startswith("python") or program == Path(sys.executable).name)
+                and not (item is not None and item.get_closest_marker("end_to_end"))):
+            raise RuntimeError(f"{item.nodeid if item else 'a session fixture'} starts a Python interpreter ({program}): "
                                "mark it @pytest.mark.end_to_end (make check runs none)")
         return real(self, args, *rest, **kwargs)
 
-    monkeypatch.setattr(subprocess.Popen, "__init__", refuse_python)
-    yield
+    subprocess.Popen.__init__ = refuse_python
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = real
