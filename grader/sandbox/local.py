@@ -54,8 +54,7 @@ class LocalRunner:
         self.root = Path(self._tmp.name)
         # They import torch while the caller imports the rest.
         self._idle: list[_Child] = [_Child(self.root) for _ in range(max(1, workers))]
-        self._busy: set[_Child] = set()
-        self._stopping = threading.Event()  # a plan ran past its timeout: no interpreter starts, none goes on
+        self._lock = threading.Lock()  # plans may share the runner (environment.verified runs its self-test beside)
 
     def new_submission_dir(self) -> Path:
         """A fresh folder to copy one submission into."""
@@ -65,30 +64,30 @@ class LocalRunner:
         """Run every module of ``plan``, ``workers`` interpreters at a time; return a ``PlanResult``.
         A plan that has not ended within ``timeout`` seconds is stopped (its interpreters ended)
         and raises ``SandboxError``, as the sandbox does."""
-        from grader.sandbox.client import PlanResult, SandboxError, decode_outcome
+        from grader.sandbox.client import PlanResult, SandboxError, _complete, decode_outcome
 
-        self._stopping.clear()
+        run = _Run()  # this plan's interpreters and its stop: another plan sharing the runner keeps its own
         pending: queue.Queue = queue.Queue()
         for item in plan.modules.items():
             pending.put(item)
 
         def drain() -> list[tuple[str, list[dict], str]]:
-            done, child = [], self._take()
-            while not self._stopping.is_set():
+            done, child = [], self._take(run)
+            while not run.stopping.is_set():
                 try:
                     stem, module = pending.get_nowait()
                 except queue.Empty:
                     break
-                events, output, child = self._run_module(plan, stem, module, child)
+                events, output, child = self._run_module(plan, stem, module, child, run)
                 done.append((stem, events, output))
-            self._give_back(child)
+            self._give_back(child, run)
             return done
 
         workers = max(1, min(plan.limits.workers, len(plan.modules)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             running = [pool.submit(drain) for _ in range(workers)]
             if futures.wait(running, timeout=timeout).not_done:
-                self._stop_busy()
+                run.stop()
                 raise SandboxError(f"the sandbox did not answer within {timeout:g} s")
         result = PlanResult()
         for stem, events, output in (item for done in running for item in done.result()):
@@ -99,28 +98,23 @@ class LocalRunner:
                     result.spent[stem] = event["seconds"]
                 else:
                     result.outcomes[event["id"]] = decode_outcome(event)
-        return result
+        return _complete(plan, result)  # as the sandbox: a probe without an outcome gets one that says so
 
-    def _take(self) -> "_Child | None":
-        try:
+    def _take(self, run: "_Run") -> "_Child | None":
+        with self._lock:
+            if not self._idle:
+                return None
             child = self._idle.pop()
-        except IndexError:
-            return None
-        self._busy.add(child)
+        run.add(child)
         return child
 
-    def _give_back(self, child: "_Child | None") -> None:
+    def _give_back(self, child: "_Child | None", run: "_Run") -> None:
         if child is not None:
-            self._busy.discard(child)
-            self._idle.append(child)
+            run.discard(child)
+            with self._lock:
+                self._idle.append(child)
 
-    def _stop_busy(self) -> None:
-        """End every interpreter at work (their threads then end at once) and start none."""
-        self._stopping.set()
-        for child in list(self._busy):
-            child.stop()
-
-    def _run_module(self, plan: Plan, stem: str, module: ModulePlan, child):
+    def _run_module(self, plan: Plan, stem: str, module: ModulePlan, child, run: "_Run"):
         """Run one module's probes (:func:`grader.sandbox.probe_loop.run_module`); return its
         events, its output and the interpreter to reuse (or None)."""
         limits = plan.limits
@@ -130,13 +124,15 @@ class LocalRunner:
         def attempt(base: int, budget_end: float):
             """An interpreter (the last one, if it is still waiting) on the probes from ``base`` on."""
             nonlocal output
-            if self._stopping.is_set():
+            if run.stopping.is_set():
                 return
             child = current[0]
             if child is None or not child.alive():
                 if child is not None:
-                    self._retire(child)
-                child = self._start()
+                    self._retire(child, run)
+                child = run.start(self.root)
+                if child is None:  # the plan was stopped meanwhile
+                    return
             captured = Path(tempfile.mkstemp(prefix=f"{stem}-", suffix=".out", dir=self.root)[1])
             child.send({"stem": stem, "sandbox_dir": plan.sandbox_dir, "output": str(captured), "steps": plan.steps,
                         "module": dataclasses.replace(module, probes=module.probes[base:]).to_wire()})
@@ -149,7 +145,7 @@ class LocalRunner:
                 yield probe_loop.WHOLE_MODULE, {"outcome": "module_error", "error": probe_loop.error(
                     CRASH, "Python could not start the check (see the output)")}
             if not child.finished():  # it hung, crashed or never started: a fresh one goes on
-                self._retire(child)
+                self._retire(child, run)
                 child = None
             current[0] = child
             output += captured.read_bytes()[: limits.output_chars * 4]
@@ -159,14 +155,9 @@ class LocalRunner:
 
         return events, clean(output, limits.output_chars, one_line=False), current[0]
 
-    def _start(self) -> "_Child":
-        child = _Child(self.root)
-        self._busy.add(child)
-        return child
-
-    def _retire(self, child: "_Child") -> None:
+    def _retire(self, child: "_Child", run: "_Run") -> None:
         child.stop()
-        self._busy.discard(child)
+        run.discard(child)
 
     def close(self) -> None:
         """End the idle interpreters and remove the temporary files."""
@@ -180,6 +171,40 @@ class LocalRunner:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _Run:
+    """One plan's interpreters at work, and whether the plan was stopped (it ran past its timeout)."""
+
+    def __init__(self):
+        self.stopping = threading.Event()
+        self.busy: set[_Child] = set()
+        self.lock = threading.Lock()
+
+    def add(self, child: "_Child") -> None:
+        with self.lock:
+            self.busy.add(child)
+
+    def discard(self, child: "_Child") -> None:
+        with self.lock:
+            self.busy.discard(child)
+
+    def start(self, root: Path) -> "_Child | None":
+        """A fresh interpreter at work for this plan; None once the plan is stopped (none starts then)."""
+        with self.lock:
+            if self.stopping.is_set():
+                return None
+            child = _Child(root)
+            self.busy.add(child)
+            return child
+
+    def stop(self) -> None:
+        """End this plan's interpreters at work (their threads then end at once) and start none."""
+        with self.lock:
+            self.stopping.set()
+            children = list(self.busy)
+        for child in children:
+            child.stop()
 
 
 class _Child:
