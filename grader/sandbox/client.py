@@ -165,10 +165,10 @@ class Sandbox:
                 try:
                     event = wire.parse_line(line)
                     if type(event) is dict and event.get("event") == "done":
-                        return _complete(plan, result)  # the connection is kept for this process's next plan
+                        return complete(plan, result)  # the connection is kept for this process's next plan
                     self._take(event, result, line, too_much=received > MAX_PLAN_BYTES, folder=plan.sandbox_dir)
                 except (wire.WireError, KeyError, TypeError):
-                    continue  # a malformed line: its probes get no outcome, which _complete reports
+                    continue  # a malformed line: its probes get no outcome, which complete reports
         except socket.timeout:
             self._end_session()
             raise SandboxError(f"the sandbox did not answer within {timeout:g} s") from None
@@ -276,7 +276,7 @@ def decode_outcome(event: dict, digest: str = "") -> ProbeOutcome:
     return ProbeOutcome("ok", raw=event.get("value"), digest=digest)
 
 
-def _complete(plan: Plan, result: PlanResult) -> PlanResult:
+def complete(plan: Plan, result: PlanResult) -> PlanResult:
     """Give every probe of ``plan`` that got no usable outcome one that says so."""
     for module in plan.modules.values():
         for probe in module.probes:

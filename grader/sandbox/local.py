@@ -62,9 +62,9 @@ class LocalRunner:
 
     def run(self, plan: Plan, timeout: float):
         """Run every module of ``plan``, ``workers`` interpreters at a time; return a ``PlanResult``.
-        A plan that has not ended within ``timeout`` seconds is stopped (its interpreters ended)
-        and raises ``SandboxError``, as the sandbox does."""
-        from grader.sandbox.client import PlanResult, SandboxError, _complete, decode_outcome
+        A plan that has not been heard from for ``timeout`` seconds (no outcome came) is stopped
+        (its interpreters ended) and raises ``SandboxError``, as the sandbox's silence does."""
+        from grader.sandbox.client import PlanResult, SandboxError, complete, decode_outcome
 
         run = _Run()  # this plan's interpreters and its stop: another plan sharing the runner keeps its own
         pending: queue.Queue = queue.Queue()
@@ -86,9 +86,10 @@ class LocalRunner:
         workers = max(1, min(plan.limits.workers, len(plan.modules)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             running = [pool.submit(drain) for _ in range(workers)]
-            if futures.wait(running, timeout=timeout).not_done:
-                run.stop()
-                raise SandboxError(f"the sandbox did not answer within {timeout:g} s")
+            while futures.wait(running, timeout=max(0.0, run.last_heard + timeout - time.monotonic())).not_done:
+                if time.monotonic() - run.last_heard >= timeout:
+                    run.stop()
+                    raise SandboxError(f"the sandbox did not answer within {timeout:g} s")
         result = PlanResult()
         for stem, events, output in (item for done in running for item in done.result()):
             result.isolation[stem] = MODE
@@ -98,7 +99,7 @@ class LocalRunner:
                     result.spent[stem] = event["seconds"]
                 else:
                     result.outcomes[event["id"]] = decode_outcome(event)
-        return _complete(plan, result)  # as the sandbox: a probe without an outcome gets one that says so
+        return complete(plan, result)  # as the sandbox: a probe without an outcome gets one that says so
 
     def _take(self, run: "_Run") -> "_Child | None":
         with self._lock:
@@ -150,7 +151,10 @@ class LocalRunner:
             current[0] = child
             output += captured.read_bytes()[: limits.output_chars * 4]
 
-        events = list(probe_loop.run_module(module, limits, stem, attempt))
+        events = []
+        for event in probe_loop.run_module(module, limits, stem, attempt):
+            run.last_heard = time.monotonic()
+            events.append(event)
         from grader.hygiene import clean
 
         return events, clean(output, limits.output_chars, one_line=False), current[0]
@@ -174,10 +178,12 @@ class LocalRunner:
 
 
 class _Run:
-    """One plan's interpreters at work, and whether the plan was stopped (it ran past its timeout)."""
+    """One plan's interpreters at work, when it was last heard from, and whether it was stopped
+    (silent past its timeout)."""
 
     def __init__(self):
         self.stopping = threading.Event()
+        self.last_heard = time.monotonic()  # when its last outcome came (the timeout is on silence, as the sandbox's)
         self.busy: set[_Child] = set()
         self.lock = threading.Lock()
 
