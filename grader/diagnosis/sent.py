@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from grader.sandbox import trace
-from grader.sandbox.protocol import FAILED, is_traced, unwrap
+from grader.sandbox.protocol import FAILED, checked_parents, checked_where, is_traced, parse_shapes, unwrap
 
 
 @dataclass
@@ -54,52 +54,17 @@ def steps_of(value) -> list | None:
     else None (checked: the sandbox sent them; a step that is not well formed counts as absent,
     and the indices of the parents as they were sent, which only :mod:`origin` reads)."""
     if is_traced(value) and isinstance(value.get("steps"), list):
-        return [[s[0], s[1], where_of(s[2] if len(s) > 2 else None), _parents_of(s[3] if len(s) > 3 else None)]
+        return [[s[0], s[1], checked_where(s[2] if len(s) > 2 else None), checked_parents(s[3] if len(s) > 3 else None)]
                 for s in value["steps"] if isinstance(s, list) and 2 <= len(s) <= 4 and isinstance(s[1], torch.Tensor)]
     return None
 
 
-def _parents_of(value) -> list:
-    """A step's parents (step indices and attribute names), checked; [] for anything else."""
-    if not isinstance(value, list):
-        return []
-    return [p for p in value[:16] if (type(p) is int and p >= 0) or (type(p) is str and p.isidentifier() and len(p) <= 40)]
-
-
-def where_of(value) -> list:
-    """``[file, line, calling line]`` of a step (checked: the sandbox sent it; the calling line may
-    be absent or 0), else ``["", 0, 0]``; with a fourth number when sent (a step made in another
-    file of the student's: the line of the diagnosed module that called into it, 0 if none)."""
-    if (isinstance(value, list) and len(value) in (2, 3, 4) and isinstance(value[0], str)
-            and all(type(n) is int and n >= 0 for n in value[1:]) and value[1] > 0):
-        return [value[0], value[1], value[2] if len(value) >= 3 else 0] + ([value[3]] if len(value) == 4 else [])
-    return ["", 0, 0]
-
-
 def parse_failure(text) -> tuple[dict, list]:
-    """The steps sent with an error (see ``probing.shapes_text``) as ``{index: [label, shape,
-    [file, line], parents]}``, and what the call that raised received (step indices); ({}, []) for
-    anything else."""
-    if not isinstance(text, str):
-        return {}, []
-    found, raised = {}, []
-    try:
-        for token in text.split()[:400]:
-            if token.startswith("!<"):
-                raised = [int(n) if n.isdigit() else n for n in token[2:].split(",")
-                          if n.isdigit() or (n.isidentifier() and len(n) <= 40)][:16]
-                continue
-            index, _, token = token.partition(":")
-            token, _, parents = token.partition("<")
-            label, _, rest = token.partition("|")
-            shape, _, where = rest.partition("@")
-            name, _, line = where.rpartition(":")
-            dims = [] if shape == "s" else [int(n) for n in shape.split("x")]
-            found[int(index)] = [label.replace("~", " "), dims, where_of([name, *map(int, line.split("/"))]),
-                                 [int(n) for n in parents.split(",") if n][:16]]
-    except ValueError:
-        return {}, []
-    return found, raised
+    """The steps sent with an error (:func:`grader.sandbox.protocol.parse_shapes`) as ``{index:
+    [label, shape, [file, line], parents]}``, and what the call that raised received (step
+    indices); ({}, []) for anything else."""
+    steps, raised = parse_shapes(text)
+    return {index: list(step) for index, step in steps.items()}, raised
 
 
 def numbers_with_lines(value) -> list[list]:
@@ -108,7 +73,7 @@ def numbers_with_lines(value) -> list[list]:
     found = value.get("numbers") if is_traced(value) else None
     if not isinstance(found, list):
         return []
-    return [[n[0], float(n[1]), where_of(n[2])] for n in found[:400]
+    return [[n[0], float(n[1]), checked_where(n[2])] for n in found[:400]
             if isinstance(n, list) and len(n) == 3 and isinstance(n[0], str) and n[0].isidentifier()
             and type(n[1]) in (int, float)]
 
