@@ -60,10 +60,10 @@ def test_warming_asks_for_the_reference_and_every_concept_mistake_of_each_call_o
 
 
 def test_the_collector_warms_the_modules_that_lost_points_first_then_every_other_one_result_per_step(monkeypatch):
-    import grader.suite.plugin
+    import grader.suite.diagnosis_session
 
     source = _Counting()
-    monkeypatch.setattr(grader.suite.plugin, "catalog_source", lambda assignment: source)
+    monkeypatch.setattr(grader.suite.diagnosis_session, "catalog_source", lambda assignment: source)
     plugin = SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {}), "b": ("mha", "future", {}),
                                                      "c": ("scoring", "score", {})})
     warmer = Warmer(plugin)
@@ -79,10 +79,10 @@ def test_the_collector_warms_the_modules_that_lost_points_first_then_every_other
 
 
 def test_the_collector_with_nobody_failing_yet_warms_every_module(monkeypatch):
-    import grader.suite.plugin
+    import grader.suite.diagnosis_session
 
     source = _Counting()
-    monkeypatch.setattr(grader.suite.plugin, "catalog_source", lambda assignment: source)
+    monkeypatch.setattr(grader.suite.diagnosis_session, "catalog_source", lambda assignment: source)
     warmer = Warmer(SimpleNamespace(assignment=None, calls={"a": ("mha", "future", {}), "b": ("causal", "forward", {})}))
     assert warmer.step() and source.asked == [("causal", None, "forward")]
     while warmer.step():
@@ -91,12 +91,12 @@ def test_the_collector_with_nobody_failing_yet_warms_every_module(monkeypatch):
 
 
 def test_warming_that_fails_stops_without_failing_the_batch(monkeypatch):
-    import grader.suite.plugin
+    import grader.suite.diagnosis_session
 
     def broken(assignment):
         raise RuntimeError("a broken catalog")
 
-    monkeypatch.setattr(grader.suite.plugin, "catalog_source", broken)
+    monkeypatch.setattr(grader.suite.diagnosis_session, "catalog_source", broken)
     warmer = Warmer(SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {})}))
     assert not warmer.step() and not warmer.step()
 
