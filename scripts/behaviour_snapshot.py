@@ -4,10 +4,10 @@ keep behaviour (a restructuring) can be compared with the commit before it:
     .venv/bin/python scripts/behaviour_snapshot.py OUT [--class FOLDER] [--corpus DIFF ...]
     diff -r OUT_BEFORE OUT_AFTER
 
-Written to OUT: ``solutions-<assignment>.json`` (the hidden grade's report of the reference solutions, timings
-removed) and ``demo-<assignment>.txt`` (what ``demo`` prints: the solutions and the bundled sample),
-``class.csv``, ``class-report.md`` and ``class-reports/`` (``batch`` over ``--class``, for example a folder made by
-``scripts/different_class.py``), ``public-check.txt`` (``check`` in a released template of ch03, its
+Written to OUT: ``solutions-<assignment>.json`` (the hidden grade's report of the reference
+solutions) and ``demo-<assignment>.txt`` (what ``demo`` prints: the solutions and the bundled
+sample), ``class.csv``, ``class-report.md`` and ``class-reports/`` (``batch`` over ``--class``, for
+example a folder made by ``scripts/different_class.py``), ``public-check.txt`` (``check`` in a released template of ch03, its
 terminal output), and ``unseen/`` and ``corpus-<name>/`` (``scripts/grade_unseen_mistakes.py``'s
 feedback on the mistakes of ``project_tests/unseen_mistakes.toml`` and of each kept corpus named,
 hidden and public: every module's score, diagnosis, failing checks and what a student reads).
@@ -24,21 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
-# What differs between two runs of the same code: how long things took, and where they ran.
-VOLATILE = {"duration", "elapsed", "seconds", "graded_at", "started", "finished", "timestamp", "root", "path"}
-
-
-def stable(value):
-    """``value`` without the keys that differ between two runs of the same code."""
-    if isinstance(value, dict):
-        return {k: stable(v) for k, v in value.items() if k not in VOLATILE}
-    if isinstance(value, list):
-        return [stable(v) for v in value]
-    return value
-
-
-def write_stable_json(source: Path, target: Path) -> None:
-    target.write_text(json.dumps(stable(json.loads(source.read_text())), indent=1, sort_keys=True) + "\n")
+def write_readable_json(source: Path, target: Path) -> None:
+    """A report as ``diff`` reads it best: one field a line, keys sorted (a report holds no timing or
+    path of the run, so two runs of the same code write the same)."""
+    target.write_text(json.dumps(json.loads(source.read_text()), indent=1, sort_keys=True) + "\n")
 
 
 def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -50,7 +39,7 @@ def grade(submission: Path, assignment: str, target: Path, scratch: Path) -> Non
     proc = run("-m", "grader", "grade", str(submission), "--assignment", assignment, "--json", str(report), "--quiet")
     if not report.exists():
         raise SystemExit(f"grade of {submission} wrote no report:\n{proc.stderr[-2000:]}")
-    write_stable_json(report, target)
+    write_readable_json(report, target)
 
 
 def main() -> int:
@@ -87,7 +76,7 @@ def main() -> int:
             shutil.copyfile(csv.parent / "class-report.md", out / "class-report.md")
             for student in sorted(p for p in (csv.parent / "ch03-reports").iterdir() if p.is_dir()):
                 (out / "class-reports" / student.name).mkdir(parents=True)
-                write_stable_json(student / "REPORT.json", out / "class-reports" / student.name / "REPORT.json")
+                write_readable_json(student / "REPORT.json", out / "class-reports" / student.name / "REPORT.json")
                 shutil.copyfile(student / "FEEDBACK.md", out / "class-reports" / student.name / "FEEDBACK.md")
         corpora = [("unseen", None)] * (not args.no_unseen) + [(f"corpus-{d.stem}", d) for d in args.corpus]
         for name, diff in corpora:
