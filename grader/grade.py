@@ -41,7 +41,8 @@ def grade(root: Path, assignment: Assignment, settings: Settings, sandbox: Sandb
     torch.set_num_threads(1)
     seeding.seed_cpu_only()  # the tests seed dozens of times: the CPU's generator is all there is to seed
 
-    plugin = GradingPlugin(assignment=assignment, settings=settings, sandbox=sandbox, submission_dir=workdir, missing=taken.missing)
+    plugin = GradingPlugin(assignment=assignment, settings=settings)
+    plugin.start(sandbox, workdir, taken.missing)
     log = run_suite(assignment.suite, assignment.solutions, plugin)
     return report_of_run(rubric, plugin, taken, log)
 

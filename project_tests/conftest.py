@@ -56,7 +56,7 @@ RUNNING: list = []  # the test being set up, run or torn down (with the fixtures
 # does so carries @pytest.mark.end_to_end itself. In the check tier, starting an interpreter fails
 # the test with that advice, so the tier stays what it says.
 END_TO_END_FILES = {
-    "test_actions.py", "test_add_assignment.py", "test_batch.py", "test_batch_warm.py", "test_check.py",
+    "test_actions.py", "test_add_assignment.py", "test_batch.py", "test_check.py",
     "test_diagnosis.py", "test_grading.py", "test_mutants.py", "test_notebooks.py", "test_rehearsal.py",
     "test_release.py", "test_reused_passes.py", "test_shared_box.py", "test_steps_on_demand.py",
     "test_workflow.py", "test_class_report.py", "test_slips.py", "test_unseen_mistakes.py", "test_kept_mistakes.py",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
+import pytest
+
 from grader.diagnosis import catalog
 from grader.batch.class_session import ForkPerSubmission, Warmer, failing_modules
 from grader.assignment import Assignment
@@ -16,6 +18,7 @@ from grader.settings import Settings
 from project_tests.helpers import grade_cli, grade_many
 
 
+@pytest.mark.end_to_end
 def test_later_submissions_graded_after_the_warm_up_get_the_solo_grade(tmp_path):
     settings = Settings()
     assignment = Assignment.resolve("ch03", settings)
@@ -33,6 +36,19 @@ def test_the_modules_that_lost_points_are_read_from_a_report():
     report = {"exercises": [{"name": "causal", "score": 3, "max_score": 9}, {"name": "mha", "score": 5, "max_score": 5}]}
     assert failing_modules(report) == {"causal"}
     assert failing_modules(None) == failing_modules({}) == set()
+
+
+def _found(calls: dict) -> SimpleNamespace:
+    """What the collecting process found of a suite, as far as the warm-up reads it: its probe calls."""
+    return SimpleNamespace(calls=calls)
+
+
+def test_the_collector_that_found_no_suite_warms_nothing(monkeypatch):
+    import grader.suite.diagnosis_session
+
+    source = _Counting()
+    monkeypatch.setattr(grader.suite.diagnosis_session, "catalog_source", lambda assignment: source)
+    assert not Warmer(SimpleNamespace(assignment=None, suite=None)).step() and source.asked == []
 
 
 class _Counting:
@@ -64,8 +80,7 @@ def test_the_collector_warms_the_modules_that_lost_points_first_then_every_other
 
     source = _Counting()
     monkeypatch.setattr(grader.suite.diagnosis_session, "catalog_source", lambda assignment: source)
-    plugin = SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {}), "b": ("mha", "future", {}),
-                                                     "c": ("scoring", "score", {})})
+    plugin = SimpleNamespace(assignment=None, suite=_found({"a": ("causal", "forward", {}), "b": ("mha", "future", {}), "c": ("scoring", "score", {})}))
     warmer = Warmer(plugin)
     warmer.prefer({"mha"})  # a report showed mha losing points
     assert warmer.step() and source.asked == [("mha", None, "future")]
@@ -83,7 +98,7 @@ def test_the_collector_with_nobody_failing_yet_warms_every_module(monkeypatch):
 
     source = _Counting()
     monkeypatch.setattr(grader.suite.diagnosis_session, "catalog_source", lambda assignment: source)
-    warmer = Warmer(SimpleNamespace(assignment=None, calls={"a": ("mha", "future", {}), "b": ("causal", "forward", {})}))
+    warmer = Warmer(SimpleNamespace(assignment=None, suite=_found({"a": ("mha", "future", {}), "b": ("causal", "forward", {})})))
     assert warmer.step() and source.asked == [("causal", None, "forward")]
     while warmer.step():
         pass
@@ -97,7 +112,7 @@ def test_warming_that_fails_stops_without_failing_the_batch(monkeypatch):
         raise RuntimeError("a broken catalog")
 
     monkeypatch.setattr(grader.suite.diagnosis_session, "catalog_source", broken)
-    warmer = Warmer(SimpleNamespace(assignment=None, calls={"a": ("causal", "forward", {})}))
+    warmer = Warmer(SimpleNamespace(assignment=None, suite=_found({"a": ("causal", "forward", {})})))
     assert not warmer.step() and not warmer.step()
 
 

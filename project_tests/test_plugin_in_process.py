@@ -91,14 +91,28 @@ def suite(pytester, monkeypatch):
 
 def graded(pytester, assignment, submission, missing=None):
     runner = FakeRunner()
-    plugin = GradingPlugin(assignment=assignment, settings=Settings(), sandbox=runner, submission_dir=submission,
-                           missing=missing or {})
-    pytester.runpytest_inprocess(str(assignment.suite), "-p", "pytest_jsonreport.plugin", "--json-report",
-                                 "--json-report-file", "none", "--import-mode", "importlib", "-p", "no:cacheprovider",
-                                 plugins=[plugin])
+    plugin = GradingPlugin(assignment=assignment, settings=Settings())
+    plugin.start(runner, submission, missing or {})
+    run_suite_in_process(pytester, assignment, plugin)
     entries = {test["nodeid"].split("::")[-1]: (test.get("metadata") or {}).get("grading") or {"status": test["outcome"]}
                for test in plugin.json_report["tests"]}
     return plugin, runner, entries
+
+
+def run_suite_in_process(pytester, assignment, plugin):
+    pytester.runpytest_inprocess(str(assignment.suite), "-p", "pytest_jsonreport.plugin", "--json-report",
+                                 "--json-report-file", "none", "--import-mode", "importlib", "-p", "no:cacheprovider",
+                                 plugins=[plugin])
+
+
+def test_a_plugin_with_no_submission_started_finds_the_suite_and_grades_no_one(pytester, suite):
+    """A batch's collecting process: it finds the suite's probes once, for the grading processes
+    it forks, and neither sends a plan nor judges a report."""
+    assignment, _ = suite
+    plugin = GradingPlugin(assignment=assignment, settings=Settings())
+    run_suite_in_process(pytester, assignment, plugin)
+    assert plugin.suite is not None and list(plugin.suite.modules) == ["tiny"] and len(plugin.suite.calls) == 4
+    assert plugin.sandbox is None and plugin.calls == {} and plugin.json_report is None and plugin.diagnosis_errors == []
 
 
 def test_each_outcome_of_the_sandbox_ends_its_test_as_the_report_says(pytester, suite):

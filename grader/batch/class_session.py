@@ -33,16 +33,8 @@ from grader.grade import report_of_run, run_suite
 from grader.model import Report
 from grader.batch.passes import Passes, passed_on
 from grader.sandbox import linux
-from grader.sandbox.client import PlanResult, Sandbox
+from grader.sandbox.client import Sandbox
 from grader.settings import Settings
-
-
-class _NoSandbox:
-    """Stands in for the sandbox while the shared session collects: no submission yet."""
-
-    def run(self, plan: dict, timeout: float) -> PlanResult:
-        """Run nothing; the grading processes send each submission's plan."""
-        return PlanResult()
 
 
 class ForkPerSubmission:
@@ -133,13 +125,13 @@ class Warmer:
         from grader.suite.diagnosis_session import catalog_source
 
         try:
-            while self.order or self.prefer({call[0] for call in self.plugin.calls.values()}):
+            while self.order or self.prefer({call[0] for call in self.calls()}):
                 stem = self.order[0]
                 if stem not in self.steps:
                     source = catalog_source(self.plugin.assignment)
                     if source is None:
                         return self.stop()
-                    calls = [call for call in self.plugin.calls.values() if call[0] == stem]
+                    calls = [call for call in self.calls() if call[0] == stem]
                     self.steps[stem] = catalog.warming(source, calls)
                 if next(self.steps[stem], None) is not None:
                     return True
@@ -148,9 +140,13 @@ class Warmer:
         except Exception:  # noqa: BLE001 - only a speed-up: each grading process computes what it lacks
             return self.stop()
 
+    def calls(self):
+        """Every probe call of the suite the collecting process found (none if it found none)."""
+        return self.plugin.suite.calls.values() if self.plugin.suite is not None else ()
+
     def stop(self) -> bool:
         self.order = []
-        self.started = {call[0] for call in self.plugin.calls.values()}  # never again
+        self.started = {call[0] for call in self.calls()}  # never again
         return False
 
 
@@ -180,8 +176,7 @@ def grade_class(
     seeding.seed_cpu_only()
     rubric = assignment.rubric
     names = [e.name for e in rubric.exercises]
-    plugin = GradingPlugin(assignment=assignment, settings=settings, sandbox=_NoSandbox(), submission_dir=Path(os.devnull),
-                           missing={})
+    plugin = GradingPlugin(assignment=assignment, settings=settings)  # collects for all; each grading process starts its own
     with contextlib.suppress(Exception):  # a broken catalog is each grading process's diagnosis error, as alone
         catalog_source(assignment)  # read once for every fork
 

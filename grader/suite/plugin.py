@@ -37,29 +37,27 @@ from grader.suite.suite_probes import Call, SuiteProbes
 
 
 class GradingPlugin:
-    """Registered per grading session: what is known of one submission's run (its copy, what it
-    lacks, what the sandbox gave), the probes of the suite (:class:`SuiteProbes`, found once), and,
-    once the checks have run, the advice (:class:`DiagnosisSession`)."""
+    """Registered per grading session: the probes of the suite (:class:`SuiteProbes`, found once),
+    what is known of one submission's run once it is started (its copy, what it lacks, what the
+    sandbox gave), and, once the checks have run, the advice (:class:`DiagnosisSession`).
 
-    def __init__(
-        self,
-        *,
-        assignment: Assignment,
-        settings: Settings,
-        sandbox: Sandbox,
-        submission_dir: Path,
-        missing: dict[str, str],
-    ):
+    Before :meth:`start` it grades no one: a batch's collecting process only finds the suite's
+    probes with it, and each grading process forked from it starts its own submission's run."""
+
+    def __init__(self, *, assignment: Assignment, settings: Settings):
         self.assignment = assignment  # its suite, solutions and rubric
         self.settings = settings
         self.suite: SuiteProbes | None = None  # found at the first collection (a batch: once for every submission)
-        self.start(sandbox, submission_dir, missing)
+        self._begin(None, None, {})
 
     def start(self, sandbox: Sandbox, submission_dir: Path, missing: dict[str, str]) -> None:
         """Begin a submission's run: nothing known of it yet but its copy and what it lacks. (A
         batch's grading process, forked from the process that collected the suite, starts its
         submission's here, then runs its probes: :meth:`run_probes`.)"""
-        self.sandbox = sandbox
+        self._begin(sandbox, submission_dir, missing)
+
+    def _begin(self, sandbox: Sandbox | None, submission_dir: Path | None, missing: dict[str, str]) -> None:
+        self.sandbox = sandbox  # None: no submission's run started
         self.submission_dir = submission_dir
         self.missing = missing  # module stem -> why it could not be taken from the submission
         self.json_report: dict | None = None
@@ -82,8 +80,12 @@ class GradingPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
-        """Send this submission's probes to the sandbox: those of every module it has."""
-        self.run_probes(items)
+        """Send this submission's probes to the sandbox: those of every module it has (none started:
+        only find the suite's)."""
+        if self.sandbox is None:
+            self.suite = SuiteProbes.found(self.assignment, items)
+        else:
+            self.run_probes(items)
 
     def run_probes(self, items: list) -> None:
         """Find the suite's probes in ``items`` (unless found there already) and run those of
@@ -192,6 +194,8 @@ class GradingPlugin:
         return {"grading": verdicts.grading_entry(item.nodeid, call.excinfo, self.result.outcomes.get(item.nodeid))}
 
     def pytest_json_modifyreport(self, json_report):
+        if self.sandbox is None:  # no submission's run: nothing to report on
+            return
         if self.known_passes:  # passed, as they did on the same value for an earlier student of the batch
             order = self.suite.order
             tests = json_report.get("tests", []) + [{"nodeid": nodeid, "outcome": "passed", "reused": True}
