@@ -147,7 +147,7 @@ def scan_flags(root: Path, folder: Path, modules: set[str], known: frozenset[str
             elif link and not (here == folder and name in modules):
                 flags.append(f"{shown(relative)} is a symbolic link")
             elif UNSAFE_IN_A_NAME.search(name):
-                flags.append(f"{shown(relative)} has control characters, line breaks or bytes that are not UTF-8 in its name")
+                flags.append(f"{shown(relative)} has control or invisible characters, line breaks or bytes that are not UTF-8 in its name")
     return _capped(flags)
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
+from grader import submission
 from grader.hygiene import BLOCK, MESSAGE, clean, clean_report
 from grader.model import Diagnosis, ExerciseResult, Feedback, Report
 from grader.model import TestResult as Result  # not collected as a test class
@@ -90,3 +92,17 @@ def test_parse_line_ignores_brackets_inside_strings_and_bounds_size():
         wire.parse_line(b'"' + b"x" * wire.MAX_LINE + b'"')
     with pytest.raises(wire.WireError, match="not JSON"):
         wire.parse_line(b"{nope}")
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\x1b"])
+def test_a_file_name_with_an_invisible_character_is_flagged_and_shown_with_it_escaped(tmp_path, invisible):
+    """clean() drops such a character wherever text is shown: unescaped, ``causal\\u200b.py`` would
+    read as the module ``causal.py`` in the instructor's report."""
+    (tmp_path / "exercises" / "ch03").mkdir(parents=True)
+    (tmp_path / "exercises" / "ch03" / f"causal{invisible}.txt").write_text("x")
+    (tmp_path / "notes.txt").write_text("an ordinary name: never flagged")
+    flags = submission.scan_flags(tmp_path, Path("exercises/ch03"), {"causal.py"}, frozenset())
+    escaped = invisible.encode("unicode_escape").decode()
+    assert flags == [f"exercises/ch03/causal{escaped}.txt has control or invisible characters, line breaks or bytes "
+                     "that are not UTF-8 in its name"]
+    assert clean(flags[0]) == flags[0]
