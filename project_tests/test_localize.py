@@ -14,6 +14,7 @@ from grader.diagnosis import catalog
 from grader.diagnosis.explain import classify, concept_for, explain
 from grader.diagnosis.live_reference import load_source
 from grader.diagnosis.localize import first_difference
+from grader.diagnosis.sent import steps_of
 from grader.diagnosis.stages import CONTEXT, SOFTMAX_INPUT, WEIGHTS
 from grader.diagnosis.tolerance import ATOL
 from grader.reports.common import cell, grid_rows
@@ -37,7 +38,7 @@ def causal_module(source_change=None):
 
 def steps_and_output(module):
     result = traced(module, X, module=module)
-    return result["steps"], result["$traced"]
+    return steps_of(result), result["$traced"]
 
 
 def test_a_missing_scale_is_first_seen_in_what_softmax_receives():

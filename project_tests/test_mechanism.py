@@ -814,29 +814,31 @@ def test_the_references_reduction_of_the_same_value_is_found_by_shape():
     import torch
 
     from grader.diagnosis.reductions import reduced_otherwise, reference_reduction
+    from grader.sandbox.protocol import ShapeStep, Step
 
     where = ["mine.py", 3, 0]
-    mine = {0: ["exp", [4, 3], where, []], 1: ["sum", [4], where, [0]]}
-    over_0 = [("exp", torch.ones(4, 3), where, []), ("sum", torch.ones(3), where, [0])]
+    mine = {0: ShapeStep("exp", [4, 3], where, []), 1: ShapeStep("sum", [4], where, [0])}
+    over_0 = [Step("exp", torch.ones(4, 3), where, []), Step("sum", torch.ones(3), where, [0])]
     assert reference_reduction(mine, 1, over_0) == (0, (3,)) and reduced_otherwise(mine, 1, over_0)
-    kept = [("exp", torch.ones(4, 3), where, []), ("sum", torch.ones(4, 1), where, [0])]
+    kept = [Step("exp", torch.ones(4, 3), where, []), Step("sum", torch.ones(4, 1), where, [0])]
     assert reference_reduction(mine, 1, kept) is None and not reduced_otherwise(mine, 1, kept)  # keepdim is the fix
-    other_value = [("exp", torch.ones(3, 4), where, []), ("sum", torch.ones(4), where, [0])]
+    other_value = [Step("exp", torch.ones(3, 4), where, []), Step("sum", torch.ones(4), where, [0])]
     assert reference_reduction(mine, 1, other_value) is None and not reduced_otherwise(mine, 1, other_value)
-    square = {0: ["exp", [3, 3], where, []], 1: ["sum", [3], where, [0]]}
-    same_size = [("exp", torch.ones(3, 3), where, []), ("sum", torch.ones(3), where, [0])]
+    square = {0: ShapeStep("exp", [3, 3], where, []), 1: ShapeStep("sum", [3], where, [0])}
+    same_size = [Step("exp", torch.ones(3, 3), where, []), Step("sum", torch.ones(3), where, [0])]
     assert reference_reduction(square, 1, same_size) is None  # the same shape: which dimension, not told
 
 
 def test_a_dropped_dimension_is_found_from_the_shapes_alone():
     from grader.diagnosis.reductions import dropped_dimension
+    from grader.sandbox.protocol import ShapeStep
 
     where = ["mine.py", 3, 0]
-    steps = {0: ["exp", [2, 3, 5], where, []], 1: ["sum", [2, 3], where, [0]]}
+    steps = {0: ShapeStep("exp", [2, 3, 5], where, []), 1: ShapeStep("sum", [2, 3], where, [0])}
     assert dropped_dimension(steps, [0, 1]) == (1, -1, (2, 3, 1), (2, 3, 5))  # dim=-1 dropped: (2, 3, 1) fits
-    square = {0: ["exp", [2, 4, 4], where, []], 1: ["sum", [2, 4], where, [0]]}
+    square = {0: ShapeStep("exp", [2, 4, 4], where, []), 1: ShapeStep("sum", [2, 4], where, [0])}
     assert dropped_dimension(square, [0, 1]) == (1, None, None, (2, 4, 4))  # dims 1 and 2 alike: not said which
-    fits = {0: ["exp", [4, 4], where, []], 1: ["sum", [4], where, [0]]}
+    fits = {0: ShapeStep("exp", [4, 4], where, []), 1: ShapeStep("sum", [4], where, [0])}
     assert dropped_dimension(fits, [0, 1]) is None  # (4, 4) and (4,) broadcast: not this error
 
 

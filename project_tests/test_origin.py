@@ -9,10 +9,10 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.origin import value_origin
-from grader.diagnosis.sent import parse_failure
 from grader.diagnosis.source_text import made_at, source_tree, statement_at
 from grader.diagnosis.wrong_shapes import shape_origin
 from grader.sandbox import probing, trace
+from grader.sandbox.protocol import Step, parse_shapes
 
 REFERENCE = """import torch
 
@@ -32,14 +32,14 @@ def attend(x, wq, wk, wv):
 
 
 def run(tmp_path, text: str, name: str, *args):
-    """``name(*args)`` from ``text`` (a file of tmp_path), with its recorded steps."""
+    """``name(*args)`` from ``text`` (a file of tmp_path), with its recorded steps (as the diagnosis reads them)."""
     path = tmp_path / "mine.py"
     path.write_text(text)
     namespace: dict = {}
     exec(compile(text, str(path), "exec"), namespace)  # noqa: S102 - the test's own file
     with trace.student_files(str(tmp_path)), trace.recording() as recorder:
         out = namespace[name](*args)
-    return out, recorder.steps
+    return out, [Step(*step) for step in recorder.steps]
 
 
 def origin_line(tmp_path, mistaken: str, name: str, *args):
@@ -48,9 +48,9 @@ def origin_line(tmp_path, mistaken: str, name: str, *args):
     expected, reference = run(tmp_path / "ref", REFERENCE, name, *args)
     out, steps = run(tmp_path, mistaken, name, *args)
     assert not torch.allclose(out, expected)
-    start = max(i for i, s in enumerate(steps) if s[1].shape == out.shape and torch.equal(s[1], out))
+    start = max(i for i, s in enumerate(steps) if s.value.shape == out.shape and torch.equal(s.value, out))
     found = value_origin(steps, start, reference, [expected])
-    return (steps[found.step][2][1], found.same_inputs, [steps[i][2][1] for i in found.inputs]) if found else None
+    return (steps[found.step].where[1], found.same_inputs, [steps[i].where[1] for i in found.inputs]) if found else None
 
 
 def test_the_walk_stops_at_the_line_that_makes_a_wrong_value_from_right_ones(tmp_path):
@@ -100,12 +100,12 @@ def test_an_error_carries_what_the_failing_call_received_and_the_walk_finds_the_
         with probing.sending_steps(True), trace.student_files(str(tmp_path)), probing.recorded():
             namespace["f"](torch.rand(1, 1, 4))
     except (RuntimeError, IndexError) as exc:
-        steps, raised = parse_failure(probing.shapes_of_failure(exc))
+        steps, raised = parse_shapes(probing.shapes_of_failure(exc))
     assert steps, "the squeezed tensor no longer fits torch.cat"
     with trace.recording() as reference:  # squeeze(0): (1, 4)
         torch.cat([torch.rand(1, 1, 4).squeeze(0) * 2, torch.ones(1, 3)], dim=1)
-    found = shape_origin(steps, raised, reference.steps)
-    assert steps[found][0] == "squeeze" and steps[found][2][1] == 4  # not line 5, which only doubles it
+    found = shape_origin(steps, raised, [Step(*step) for step in reference.steps])
+    assert steps[found].label == "squeeze" and steps[found].where[1] == 4  # not line 5, which only doubles it
 
 
 def test_what_a_line_uses_is_found_where_it_is_made(tmp_path):
@@ -199,7 +199,7 @@ def test_the_dimension_the_reference_reduces_along_is_found_for_a_whole_tensor_s
     from grader.diagnosis.reductions import reduced_along
 
     _, reference = run(tmp_path, REFERENCE, "attend", *torch.rand(4, 3, 3).unbind())
-    softmax_input = next(s[1] for s in reference if s[0] == "softmax input")
+    softmax_input = next(s.value for s in reference if s.label == "softmax input")
     assert reduced_along(reference, "sum", torch.exp(softmax_input)) == [(-1, True)]
 
 
@@ -276,15 +276,15 @@ def test_a_result_computed_and_dropped_is_found_where_the_reference_goes_on_with
     # The masked scores computed, and dropped: the softmax reads the scores as they were.
     mistaken = MASKING.replace("    scores = scores.masked_fill(", "    scores.masked_fill(")
     out, steps = run(tmp_path, mistaken, "causal_weights", *args)
-    start = max(i for i, s in enumerate(steps) if s[1].shape == out.shape and torch.equal(s[1], out))
+    start = max(i for i, s in enumerate(steps) if s.value.shape == out.shape and torch.equal(s.value, out))
     found = value_origin(steps, start, reference, [expected])
-    assert steps[found.step][2][1] == 7  # the softmax: the first value the reference never computes
-    assert [steps[j][2][1] for j in discarded(steps, found.step, reference, out)] == [6]
+    assert steps[found.step].where[1] == 7  # the softmax: the first value the reference never computes
+    assert [steps[j].where[1] for j in discarded(steps, found.step, reference, out)] == [6]
     # Kept, under another name the softmax never reads: still computed and never used.
     kept_aside = MASKING.replace("    scores = scores.masked_fill(", "    masked = scores.masked_fill(")
     out, steps = run(tmp_path, kept_aside, "causal_weights", *args)
     found = value_origin(steps, len(steps) - 1, reference, [expected])
-    assert [steps[j][2][1] for j in discarded(steps, found.step, reference, out)] == [6]
+    assert [steps[j].where[1] for j in discarded(steps, found.step, reference, out)] == [6]
     # A value the reference never goes on with (a mask of its own, then not used) is not said to be dropped.
     unused_other = MASKING.replace("    return", "    scores.masked_fill(future, 0.0)\n    return")
     unused_other = unused_other.replace("    scores = scores.masked_fill(future, -torch.inf)\n", "")
@@ -297,7 +297,7 @@ def test_a_boolean_mask_is_known_inverted_only_in_its_own_shape():
     from grader.diagnosis.known_values import KnownValues
 
     future = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)  # the reference's: the entries filled
-    values = KnownValues([["triu", future, ["x.py", 1, 0], []]])
+    values = KnownValues([Step("triu", future, ["x.py", 1, 0], [])])
     kept = ~future  # the entries kept (torch.where(allowed, ...)): another correct way
     assert values.matching(kept) == [0] and values.only_inverted(kept)
     assert values.matching(future) == [0] and not values.only_inverted(future)

@@ -8,9 +8,10 @@ import torch
 
 from grader.diagnosis.localize import first_difference, shape_departure
 from grader.diagnosis.relations import relation
-from grader.diagnosis.sent import parse_failure
+from grader.diagnosis.sent import AssignedNumber, numbers_with_lines, steps_of
 from grader.diagnosis.stages import Localization
-from grader.sandbox import probing, trace
+from grader.sandbox import probing, protocol, trace
+from grader.sandbox.protocol import ShapeStep, Step, parse_shapes
 
 torch.manual_seed(0)
 SCORES = torch.rand(2, 5, 5)
@@ -70,6 +71,18 @@ def test_steps_note_the_line_of_the_student_file_that_computed_them(tmp_path):
     assert all(step[2] == ["", 0, 0] for step in recorder.steps)
 
 
+def test_the_steps_and_numbers_sent_are_read_by_name_each_checked():
+    sent = protocol.traced(torch.ones(2), [["softmax", torch.ones(2), ["mine.py", 5, 0], [0, "W_query"]],
+                                           ["view", torch.zeros(3), ["mine.py", -1], ["not a name", 7]],
+                                           ["matmul", [1, 2], ["mine.py", 6, 0], []], ["too", "many", "fields", [], []]],
+                           [["d", 4, ["mine.py", 3, 0]], ["not a name", 1.0, ["mine.py", 4, 0]]])
+    steps = steps_of(sent)
+    assert all(type(step) is Step for step in steps) and [step.label for step in steps] == ["softmax", "view"]
+    assert steps[0].where == ["mine.py", 5, 0] and steps[0].parents == [0, "W_query"]
+    assert steps[1].where == ["", 0, 0] and steps[1].parents == [7]  # a line that is none, a parent that is no name
+    assert numbers_with_lines(sent) == [AssignedNumber("d", 4.0, ["mine.py", 3, 0])]
+
+
 def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
     student = tmp_path / "mine.py"
     student.write_text("import torch\n\ndef f(x):\n    y = x.squeeze()\n    return y @ torch.ones(5, 2)\n")
@@ -80,12 +93,12 @@ def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
         with probing.sending_steps(True), trace.student_files(str(tmp_path)), probing.recorded():
             namespace["f"](x)
     except RuntimeError as exc:
-        steps, _ = parse_failure(probing.shapes_of_failure(exc))
+        steps, _ = parse_shapes(probing.shapes_of_failure(exc))
         shapes = [steps[i] for i in sorted(steps)]
-    assert shapes[0] == ["squeeze", [3, 4], ["mine.py", 4, 0], []]
-    reference = [["squeeze", torch.zeros(1, 3, 4)], ["matmul", torch.zeros(1, 3, 2)]]
+    assert shapes[0] == ShapeStep("squeeze", [3, 4], ["mine.py", 4, 0], [])
+    reference = [Step("squeeze", torch.zeros(1, 3, 4), ["", 0, 0], []), Step("matmul", torch.zeros(1, 3, 2), ["", 0, 0], [])]
     assert shape_departure(reference, shapes) == 0
-    assert shape_departure(reference, [["view", [7], ["mine.py", 2]]]) is None  # a kind the reference never takes
+    assert shape_departure(reference, [ShapeStep("view", [7], ["mine.py", 2, 0], [])]) is None  # a kind the reference never takes
 
 
 def _causal_steps(change=None):
@@ -103,7 +116,7 @@ def _causal_steps(change=None):
     torch.manual_seed(3)
     attention = module.CausalAttention(3, 4, 6, 0.0).eval()
     result = traced(attention, torch.rand(2, 5, 3, generator=torch.Generator().manual_seed(1)), module=attention)
-    return result["steps"], result["$traced"]
+    return steps_of(result), result["$traced"]
 
 
 def test_yours_is_the_students_step_of_the_same_layer_even_when_made_before():
@@ -112,7 +125,7 @@ def test_yours_is_the_students_step_of_the_same_layer_even_when_made_before():
                              "self.W_key = nn.Linear(d_in, d_out, bias=True)"))
     found = first_difference(*reference, *student)
     assert found.stage.startswith("keys") and found.step is not None
-    assert student[0][found.step][0] == "W_key"  # not the values, made after the queries that match
+    assert student[0][found.step].label == "W_key"  # not the values, made after the queries that match
 
 
 def test_another_layers_step_is_not_yours_nor_a_step_applied_twice():
@@ -120,7 +133,7 @@ def test_another_layers_step_is_not_yours_nor_a_step_applied_twice():
     student = _causal_steps(("queries = self.W_query(x)", "queries = self.W_key(x)"))
     found = first_difference(*reference, *student)
     assert found.stage.startswith("queries")
-    assert found.step is None or student[0][found.step][0] == "W_query"  # never the keys' line
+    assert found.step is None or student[0][found.step].label == "W_query"  # never the keys' line
     if found.actual is not None:
         assert "twice" not in relation(found, found.actual) and "missing" not in relation(found, found.actual)
 

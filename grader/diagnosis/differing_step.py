@@ -29,6 +29,7 @@ from grader.diagnosis.tolerance import ATOL
 from grader.diagnosis.unwritten import unwritten
 from grader.diagnosis.wrong_value import show_value_origin
 from grader.model import Diagnosis
+from grader.sandbox.protocol import ShapeStep
 
 
 def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None,
@@ -37,7 +38,7 @@ def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | N
     it, where the first value the reference never computes was made, and a relation that holds at
     that step on every run that differs there."""
     run, found, all_steps, reference_steps = localized[0]
-    at_float = [i for i, step in enumerate(all_steps) if step[1].is_floating_point()]
+    at_float = [i for i, step in enumerate(all_steps) if step.value.is_floating_point()]
     steps = [all_steps[i] for i in at_float]
     output = output_of(run.student)
     diagnosis.stage, diagnosis.checked = found.stage, run.checked
@@ -47,10 +48,10 @@ def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | N
     if found.actual is not None:
         actual = found.actual
         if found.step is not None:
-            diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
+            diagnosis.where, diagnosis.code = line_at(steps[found.step].where, folder, stem)
             if not diagnosis.where and (called := called_into(steps[found.step], stem, sound)) is not None:
                 diagnosis.where, diagnosis.code = line_at(called, folder, stem)
-            actual = _as_its_line_leaves_it(actual, found.expected, steps[found.step][2], folder, stem, diagnosis)
+            actual = _as_its_line_leaves_it(actual, found.expected, steps[found.step].where, folder, stem, diagnosis)
         diagnosis.expected, diagnosis.actual = fmt_pair(found.expected, actual)
     else:
         _no_step_gives(diagnosis, stem, found, all_steps, at_float, reference_steps, output, folder, sound)
@@ -78,10 +79,10 @@ def _missing_part(diagnosis: Diagnosis, stem: str, run, found, all_steps: list, 
     steps = [all_steps[i] for i in at_float]
     diagnosis.expected = fmt(found.expected)
     diagnosis.actual = "no step of yours computes this part"
-    diagnosis.where, diagnosis.code = line_at(steps[found.step][2], folder, stem)
+    diagnosis.where, diagnosis.code = line_at(steps[found.step].where, folder, stem)
     if not diagnosis.where:  # computed in a helper module of theirs: the line of this module that called it
         entered = entered_at(all_steps, at_float[found.step], stem)
-        diagnosis.where, diagnosis.code = line_at(all_steps[entered][2], folder, stem)
+        diagnosis.where, diagnosis.code = line_at(all_steps[entered].where, folder, stem)
     if isinstance(expected_output, torch.Tensor):  # rows of the output still holding what they were filled with
         unwritten(diagnosis, stem, Localization(OUTPUT, expected_output, None), all_steps, output, folder,
                   given_tensors(run.kwargs))
@@ -97,12 +98,12 @@ def _no_step_gives(diagnosis: Diagnosis, stem: str, found, all_steps: list, at_f
     while departs is not None and _for_its_shape_only(all_steps, at_float[departs]):  # zeros_like(x[..., :1])
         later = shape_departure(floating(reference_steps), steps[departs + 1:])
         departs = None if later is None else departs + 1 + later
-    shapes = [tuple(step[1].shape) for step in steps] + ([tuple(output.shape)] if output is not None else [])
+    shapes = [tuple(step.value.shape) for step in steps] + ([tuple(output.shape)] if output is not None else [])
     same_shape = tuple(found.expected.shape) in shapes
     diagnosis.actual = "no step of your code gives this value" if same_shape else "no step of your code gives this shape"
     if departs is not None and not diagnosis.concepts:  # a guess: never beside a confirmed concept
-        diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs][1])}"
-        diagnosis.where, diagnosis.code = line_at(steps[departs][2], folder, stem)
+        diagnosis.actual = f"no step of yours has this shape; yours: {fmt(steps[departs].value)}"
+        diagnosis.where, diagnosis.code = line_at(steps[departs].where, folder, stem)
         if not diagnosis.where and (called := called_into(steps[departs], stem, sound)) is not None:
             diagnosis.where, diagnosis.code = line_at(called, folder, stem)
 
@@ -111,9 +112,9 @@ def _joined_into_output(diagnosis: Diagnosis, stem: str, found, all_steps: list,
                         expected_output, folder: Path | None) -> None:
     """An output of the wrong shape made by a wrong join: shown as where it goes wrong, in place of
     the lines the walk gave (and of the line of the first shape the reference never makes)."""
-    holding = [i for i, s in enumerate(all_steps) if tuple(s[1].shape) == tuple(output.shape)
-               and catalog.same_tensor(s[1], output)]
-    shapes = {i: [s[0], tuple(s[1].shape), s[2], s[3]] for i, s in enumerate(all_steps)}
+    holding = [i for i, s in enumerate(all_steps) if tuple(s.value.shape) == tuple(output.shape)
+               and catalog.same_tensor(s.value, output)]
+    shapes = {i: ShapeStep(s.label, list(s.value.shape), s.where, s.parents) for i, s in enumerate(all_steps)}
     if holding and joined_wrong(diagnosis, stem, shapes, holding[-1:], reference_steps,
                                 tuple(expected_output.shape), folder):
         diagnosis.inputs, diagnosis.made = [], []
@@ -221,8 +222,8 @@ def _as_its_line_leaves_it(actual, expected, where: list, folder: Path | None, s
 def _for_its_shape_only(steps: list, i: int) -> bool:
     """Whether every step computed from ``steps[i]`` reads only its shape (``torch.zeros_like``): a
     value made to size a tensor to write into, never itself a wrong value or a wrong shape to show."""
-    users = [s for s in steps if i in (s[3] if len(s) > 3 else ())]
-    return bool(users) and all(s[0].split("[")[0] in FOR_SHAPE for s in users)
+    users = [s for s in steps if i in s.parents]
+    return bool(users) and all(s.label.split("[")[0] in FOR_SHAPE for s in users)
 
 
 def _expected_computed_and_dropped(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None,
@@ -233,11 +234,11 @@ def _expected_computed_and_dropped(diagnosis: Diagnosis, stem: str, found, steps
     if (found.stage != OUTPUT or not isinstance(output, torch.Tensor) or not isinstance(found.expected, torch.Tensor)
             or not any(tuple(g.shape) == tuple(output.shape) and catalog.same_tensor(g, output) for g in given)):
         return
-    used = {p for s in steps for p in (s[3] if len(s) > 3 else ()) if type(p) is int}
+    used = {p for s in steps for p in s.parents if type(p) is int}
     for j, step in enumerate(steps):
-        if (j not in used and tuple(step[1].shape) == tuple(found.expected.shape)
-                and catalog.same_tensor(step[1], found.expected)):
-            at, code = line_at(step[2], folder, stem)
+        if (j not in used and tuple(step.value.shape) == tuple(found.expected.shape)
+                and catalog.same_tensor(step.value, found.expected)):
+            at, code = line_at(step.where, folder, stem)
             if at:
                 shown = code.strip()
                 diagnosis.notes.append(f"{at.split(', ')[-1]} ({shown}) computes exactly the expected value, and nothing "

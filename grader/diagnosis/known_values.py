@@ -13,6 +13,7 @@ import torch
 
 from grader.diagnosis.catalog import same_tensor
 from grader.diagnosis.tolerance import ATOL
+from grader.sandbox.protocol import Step
 
 
 LAYOUT = frozenset({"transpose", "permute", "t", "view", "reshape", "contiguous", "unsqueeze", "squeeze",
@@ -29,12 +30,12 @@ class KnownValues:
     """The values the reference computes (its steps, and its output), looked up by size. Masks and
     lengths (bool and integer steps) are compared as numbers; a boolean mask's complement is known too."""
 
-    def __init__(self, reference_steps: list, extra=()):
+    def __init__(self, reference_steps: list[Step], extra=()):
         self.steps = reference_steps + softmax_by_hand(reference_steps)
         self.by_size: dict[int, list[tuple[int, torch.Tensor]]] = {}
         self.inverted: list[tuple[int, torch.Tensor]] = []  # the complements of the reference's boolean masks
         self.shapes: set[tuple[tuple, bool]] = set()  # (shape, floating) of each value: numbers, or masks and lengths
-        values = [(i, s[1]) for i, s in enumerate(self.steps)] + [(-1, t) for t in extra]
+        values = [(i, s.value) for i, s in enumerate(self.steps)] + [(-1, t) for t in extra]
         for i, value in values:
             if isinstance(value, torch.Tensor) and value.numel() and not value.is_complex():
                 self.by_size.setdefault(value.numel(), []).append((i, value.detach().double()))
@@ -119,9 +120,9 @@ class KnownValues:
             return False
         value = value.detach().double()
         for i, step in enumerate(self.steps):
-            if step[0] not in ("softmax input", "_softmax input") or i + 1 >= len(self.steps):
+            if step.label not in ("softmax input", "_softmax input") or i + 1 >= len(self.steps):
                 continue
-            given, weights = step[1].detach().double(), self.steps[i + 1][1]
+            given, weights = step.value.detach().double(), self.steps[i + 1].value
             if given.numel() != value.numel() or tuple(weights.shape) != tuple(given.shape):
                 continue
             mine = value.reshape(given.shape)
@@ -153,31 +154,31 @@ class KnownValues:
             if j in found:
                 continue
             found.add(j)
-            if self.steps[j][0] in LAYOUT:
+            if self.steps[j].label in LAYOUT:
                 frontier.extend(self._parents(j))
         return found
 
     def _parents(self, i: int) -> list[int]:
-        step = self.steps[i] if 0 <= i < len(self.steps) else []
-        return [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
+        parents = self.steps[i].parents if 0 <= i < len(self.steps) else ()
+        return [p for p in parents if type(p) is int and 0 <= p < i]
 
 
-def softmax_by_hand(steps: list) -> list:
+def softmax_by_hand(steps: list[Step]) -> list[Step]:
     """The steps of each of the reference's softmaxes written out by hand, as a student may: the
     maximum (kept dimension or not), the input minus it, its exponential, their sums along the
     softmax's dimension (kept or not), and the same without the maximum; each with its parents, as
     steps after ``steps`` (a student's own way of computing softmax is then not taken for a mistake)."""
-    extra: list = []
+    extra: list[Step] = []
 
     def add(label: str, value: torch.Tensor, parents: list) -> int:
         """Append a step; its index in ``steps`` followed by ``extra``."""
-        extra.append([label, value, ["", 0, 0], parents])
+        extra.append(Step(label, value, ["", 0, 0], parents))
         return len(steps) + len(extra) - 1
 
     for i, step in enumerate(steps):
-        if step[0] not in ("softmax input", "_softmax input") or i + 1 >= len(steps):
+        if step.label not in ("softmax input", "_softmax input") or i + 1 >= len(steps):
             continue
-        given, weights = step[1].double(), steps[i + 1][1]
+        given, weights = step.value.double(), steps[i + 1].value
         dims = [d for d in range(given.dim()) if tuple(weights.shape) == tuple(given.shape)
                 and same_tensor(torch.softmax(given, dim=d), weights.double())]
         if not dims or not torch.isfinite(given).any():

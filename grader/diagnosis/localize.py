@@ -14,6 +14,7 @@ import torch
 
 from grader.diagnosis.catalog import same_tensor
 from grader.diagnosis.stages import MATMULS, OUTPUT, PROJECTIONS, SOFTMAX_INPUT, Localization, Stage, stages
+from grader.sandbox.protocol import ShapeStep, Step
 
 
 def _matches(stage: Stage, value: torch.Tensor) -> bool:
@@ -30,22 +31,22 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
     that matched the reference, one of the same size (a step of the same kind first, then one
     with a relation to the expected value, :mod:`grader.diagnosis.relations`); ``step`` is the
     index of the first student step holding that value (where it was computed)."""
-    theirs = [(step[0], step[1]) for step in student_steps if isinstance(step[1], torch.Tensor)]
-    if isinstance(student_output, torch.Tensor):
-        theirs.append(("output", student_output))
+    theirs = [step for step in student_steps if isinstance(step.value, torch.Tensor)]
+    if isinstance(student_output, torch.Tensor):  # the output, read as one more step (made at no line)
+        theirs.append(Step("output", student_output, ["", 0, 0], []))
     found = stages(reference_steps, reference_output)
     after = -1  # the student's step where the last matched stage was made
-    shapes = {tuple(t.shape) for _, t in theirs}
-    kinds = {_kind(label) for label, _ in theirs}
+    shapes = {tuple(step.value.shape) for step in theirs}
+    kinds = {_kind(step.label) for step in theirs}
     parts_along = None  # how the student computes the stages one part at a time (_ways_of_parts)
     right: list[int] = []  # the student's steps holding the stages matched so far
     for k, stage in enumerate(found):
-        matched = [i for i, (_, t) in enumerate(theirs) if _matches(stage, t)]
+        matched = [i for i, step in enumerate(theirs) if _matches(stage, step.value)]
         if stage.name == OUTPUT and isinstance(student_output, torch.Tensor):  # a right value changed before it is returned
             matched = [i for i in matched if i == len(theirs) - 1]
         if matched:
             after = max(after, next((i for i in matched if i > after), matched[0]))
-            if theirs[after][1].shape == stage.value.shape:  # the value in its shape, not only its numbers in order
+            if theirs[after].value.shape == stage.value.shape:  # the value in its shape, not only its numbers in order
                 right.append(after)
             continue
         held = _parts_held(stage.value, theirs) if stage.name != OUTPUT else []  # the output is judged whole
@@ -75,7 +76,7 @@ def first_difference(reference_steps: list, reference_output, student_steps: lis
         # is named instead (if there is one). A step of its kind in another shape (queries of the wrong
         # size) is theirs: that stage is named.
         if tuple(stage.value.shape) not in shapes and _kind(stage.label) not in kinds and any(
-                tuple(later.value.shape) in shapes and not any(_matches(later, t) for _, t in theirs)
+                tuple(later.value.shape) in shapes and not any(_matches(later, step.value) for step in theirs)
                 for later in found[k + 1:]):
             continue
         return _differing(found, k, theirs, after, right, len(student_steps))
@@ -94,8 +95,8 @@ def _differing(found: list[Stage], k: int, theirs: list, after: int, right: list
                          matched=tuple(i for i in right if i < recorded))
     index = _yours(stage, theirs, after, place, [s.value for s in found[:k]])
     if index is not None:
-        place.actual = theirs[index][1]
-        place.same_kind = stage.name == OUTPUT or _kind(theirs[index][0]) == _kind(stage.label)
+        place.actual = theirs[index].value
+        place.same_kind = stage.name == OUTPUT or _kind(theirs[index].label) == _kind(stage.label)
         # The line shown is the line of the step shown as yours; the output is not a step:
         # the first step holding its value computed it.
         place.step = _first_holding(theirs, place.actual, after) if stage.name == OUTPUT else index
@@ -118,8 +119,8 @@ def _masked_after_exponential(given: torch.Tensor, theirs: list, after: int) -> 
     exponentials += [rowwise]
     # Shifted by another number per row only where the student writes the softmax by hand: a softmax
     # output masked afterwards (torch.where(mask, 0, weights)) is such a multiple too, and no softmax.
-    by_hand = not any(label in ("softmax", "_softmax") and t.shape == given.shape for label, t in theirs)
-    return next((i for i, (_, t) in enumerate(theirs) if i > after and t.shape == given.shape
+    by_hand = not any(step.label in ("softmax", "_softmax") and step.value.shape == given.shape for step in theirs)
+    return next((i for i, t in enumerate(step.value for step in theirs) if i > after and t.shape == given.shape
                  and t.is_floating_point() and (any(same_tensor(t, e) for e in exponentials)
                                                 or (by_hand and _row_multiple(t, rowwise, hidden)))), None)
 
@@ -165,7 +166,8 @@ def _part_name(way: tuple[int, int], j: int) -> str:
 
 def _holding(theirs: list, value: torch.Tensor) -> int | None:
     """The first student step whose value is ``value`` (its shape too), else None."""
-    return next((i for i, (_, t) in enumerate(theirs) if t.shape == value.shape and same_tensor(t, value)), None)
+    return next((i for i, step in enumerate(theirs) if step.value.shape == value.shape and same_tensor(step.value, value)),
+                None)
 
 
 def _parts_held(value: torch.Tensor, theirs: list) -> list[tuple[tuple[int, int], list, list]]:
@@ -187,8 +189,8 @@ def _part_differing(stage: Stage, found: list, k: int, way: tuple[int, int], the
     parts = _parts(value, way)
     missing = [j for j, part in enumerate(parts) if _holding(theirs, part) is None]
     shape = parts[0].shape
-    candidates = [i for i, (label, t) in enumerate(theirs) if t.shape == shape and stage.label
-                  and _kind(label) == _kind(stage.label) and not any(same_tensor(t, part) for part in parts)]
+    candidates = [i for i, step in enumerate(theirs) if step.value.shape == shape and stage.label
+                  and _kind(step.label) == _kind(stage.label) and not any(same_tensor(step.value, part) for part in parts)]
     candidates = [i for i in candidates if i > after] or candidates
     if not missing or not candidates:
         return None
@@ -200,7 +202,7 @@ def _part_differing(stage: Stage, found: list, k: int, way: tuple[int, int], the
     index = candidates[0]
     softmax_input = next((s.value for s in found if s.name == SOFTMAX_INPUT), None)
     return Localization(f"{stage.name}, its part {_part_name(way, j)} (your code computes it one part at a time)",
-                        parts[j], theirs[index][1], index,
+                        parts[j], theirs[index].value, index,
                         before=part_of(found[k - 1].value) if k else None,
                         after=part_of(found[k + 1].value) if k + 1 < len(found) else None,
                         softmax_input=part_of(softmax_input), parts_along=way)
@@ -215,7 +217,8 @@ def _part_never_computed(stage: Stage, theirs: list, held: list) -> Localization
         return None
     for way, parts, holding in held:
         computed = [i for i in holding if i is not None]
-        kind = [i for i, (label, t) in enumerate(theirs) if _kind(label) == _kind(stage.label) and t.shape == parts[0].shape]
+        kind = [i for i, step in enumerate(theirs) if _kind(step.label) == _kind(stage.label)
+                and step.value.shape == parts[0].shape]
         if computed and None in holding and kind and set(kind) <= set(computed):
             j = holding.index(None)
             done = ", ".join(_part_name(way, n) for n, i in enumerate(holding) if i is not None)
@@ -227,7 +230,7 @@ def _part_never_computed(stage: Stage, theirs: list, held: list) -> Localization
 
 def _first_holding(theirs: list, value: torch.Tensor, after: int) -> int:
     """The first student step after ``after`` (else anywhere) whose value is ``value``."""
-    same = [i for i, (_, t) in enumerate(theirs) if t.shape == value.shape and same_tensor(t, value)]
+    same = [i for i, step in enumerate(theirs) if step.value.shape == value.shape and same_tensor(step.value, value)]
     return next((i for i in same if i > after), same[0] if same else len(theirs) - 1)
 
 
@@ -240,17 +243,17 @@ def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: l
     from grader.diagnosis.relations import relation
 
     if stage.name == OUTPUT:
-        return len(theirs) - 1 if theirs and theirs[-1][0] == "output" else None
+        return len(theirs) - 1 if theirs and theirs[-1].label == "output" else None
     later = [i for i in range(after + 1, len(theirs))] or list(range(len(theirs)))
-    sized = [i for i in later if theirs[i][1].numel() == stage.value.numel()]
+    sized = [i for i in later if theirs[i].value.numel() == stage.value.numel()]
     # The student's step of the same kind (softmax, its input, a projection) plays the part:
     # made after the last matching step if one is, else anywhere (the student may compute the
     # keys before the queries: the hooks name each projection by its submodule).
     for pool in (sized, range(len(theirs))):
-        labelled = [i for i in pool if stage.label and theirs[i][0] == stage.label
-                    and theirs[i][1].numel() == stage.value.numel()]
+        labelled = [i for i in pool if stage.label and theirs[i].label == stage.label
+                    and theirs[i].value.numel() == stage.value.numel()]
         if labelled:
-            return next((i for i in labelled if theirs[i][1].shape == stage.value.shape), labelled[0])
+            return next((i for i in labelled if theirs[i].value.shape == stage.value.shape), labelled[0])
     # A projection computed by no layer of its name has no step of the student's that plays it
     # (another layer's output is that layer's step, whatever it holds).
     if any(stage.label == labels[0] for _, labels in PROJECTIONS):
@@ -258,10 +261,10 @@ def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: l
     # Else a step with a relation to the expected value; a step holding a value already matched
     # (a copy of the previous stage) plays no new part. A step of the same shape alone is not
     # shown as "yours": it may be another value altogether (what a hand-written softmax exponentiates).
-    fresh = [i for i in sized if not any(t.shape == theirs[i][1].shape and same_tensor(t, theirs[i][1]) for t in right)]
+    fresh = [i for i in sized if not any(t.shape == theirs[i].value.shape and same_tensor(t, theirs[i].value) for t in right)]
     for i in fresh:
-        place.same_kind = _kind(theirs[i][0]) == _kind(stage.label)
-        if relation(place, theirs[i][1]):
+        place.same_kind = _kind(theirs[i].label) == _kind(stage.label)
+        if relation(place, theirs[i].value):
             return i
     return None
 
@@ -270,13 +273,13 @@ def shape_departure(reference_steps: list, student_steps: list) -> int | None:
     """The index of the first student step that gives a shape the reference's steps of the same
     kind (label: ``squeeze``, ``view``, ``matmul`` ...) never give: where a wrong shape was made;
     None if there is none. Kinds of step the reference never takes (another style) are not judged.
-    ``student_steps`` may hold shapes alone (``[label, shape, where]``)."""
+    ``student_steps`` may hold shapes alone (each a :class:`~grader.sandbox.protocol.ShapeStep`)."""
     shapes: dict[str, set] = {}
     for step in reference_steps:
-        if isinstance(step[1], torch.Tensor):
-            shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
+        if isinstance(step.value, torch.Tensor):
+            shapes.setdefault(step.label, set()).add(tuple(step.value.shape))
     for i, step in enumerate(student_steps):
-        shape = tuple(step[1].shape) if isinstance(step[1], torch.Tensor) else tuple(step[1])
-        if step[0] in shapes and shape not in shapes[step[0]]:
+        shape = tuple(step.shape) if isinstance(step, ShapeStep) else tuple(step.value.shape)
+        if step.label in shapes and shape not in shapes[step.label]:
             return i
     return None

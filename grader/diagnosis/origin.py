@@ -82,7 +82,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     values = KnownValues(reference_steps, extra)
 
     def parents_of(i: int) -> list:
-        return [p for p in steps[i][3] if type(p) is not int or p < i] if len(steps[i]) > 3 else []
+        return [p for p in steps[i].parents if type(p) is not int or p < i]
 
     behind = _behind(proven, steps, parents_of)  # the proven steps and what they were computed from
     constant, starts, copies = _not_judged(steps, parents_of)
@@ -90,30 +90,30 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     def known(i: int) -> bool:
         if not 0 <= i < len(steps) or constant.get(i) or i in behind:
             return True
-        if steps[i][0].split("[")[0] == "unbind":  # a row of a loop over a tensor (for item in X): as right as X
+        if steps[i].label.split("[")[0] == "unbind":  # a row of a loop over a tensor (for item in X): as right as X
             return all(known(p) for p in parents_of(i) if type(p) is int)
         if whole_reduction(steps, i):  # one number from a whole tensor: judged like any value
-            return bool(values.matching(steps[i][1]))
-        if steps[i][0] in LAYOUT and values.misplaced(steps[i][1]):
+            return bool(values.matching(steps[i].value))
+        if steps[i].label in LAYOUT and values.misplaced(steps[i].value):
             return False
-        if values.holds(steps[i][1], layout=steps[i][0] in LAYOUT):
+        if values.holds(steps[i].value, layout=steps[i].label in LAYOUT):
             return True
-        if steps[i][0] == "exp" and values.exp_of_scores(steps[i][1]):  # another correct softmax
+        if steps[i].label == "exp" and values.exp_of_scores(steps[i].value):  # another correct softmax
             return True
-        if parts is not None and values.holds_part(steps[i][1], stride=parts[1]):
+        if parts is not None and values.holds_part(steps[i].value, stride=parts[1]):
             return True
-        return steps[i][0].split("[")[0] in PARTS and values.holds_part(steps[i][1])
+        return steps[i].label.split("[")[0] in PARTS and values.holds_part(steps[i].value)
 
     root = first_unknown([start], parents_of, known)
     if root is None:
         return None
     inputs = sorted({p for p in parents_of(root) if type(p) is int and p not in starts
-                     and not (p in copies and not values.matching(steps[p][1], exact=True))})
-    matched = [values.matching(steps[p][1], exact=True) for p in inputs if steps[p][1].numel() > 1]
+                     and not (p in copies and not values.matching(steps[p].value, exact=True))})
+    matched = [values.matching(steps[p].value, exact=True) for p in inputs if steps[p].value.numel() > 1]
     same = all(matched) and (not matched or any(_combines(values, q, matched) for q in range(len(reference_steps))))
     if same:
         return Origin(root, True, [], attributes=any(type(p) is str and p != OUTSIDE for p in parents_of(root)),
-                      inverted=tuple(p for p in inputs if values.only_inverted(steps[p][1])))
+                      inverted=tuple(p for p in inputs if values.only_inverted(steps[p].value)))
     return Origin(root, False, _inputs_shown(steps, inputs, matched, values, parents_of), inputs_known=all(matched))
 
 
@@ -140,12 +140,12 @@ def _not_judged(steps: list, parents_of) -> tuple[dict[int, bool], set[int], set
     starts: set[int] = set()  # tensors made only to be written into: never listed as what a line is computed from
     copies: set[int] = set()  # copies of what the code was given: listed only where the reference holds them so
     for i, step in enumerate(steps):
-        constant[i] = not step[1].is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
+        constant[i] = not step.value.is_floating_point() and all(type(p) is int and constant.get(p, False) for p in parents_of(i))
         # A tensor filled with one number from nothing or from another's shape alone (torch.zeros,
         # zeros_like, then expanded or cloned, to write rows into), or memory left uninitialised
         # (torch.empty, empty_like): a way of starting, not a value to judge; what is written into it is.
-        operation = operation_of(step[0].split("[")[0])
-        uniform = step[1].numel() > 1 and bool((step[1] == step[1].flatten()[0]).all())
+        operation = operation_of(step.label.split("[")[0])
+        uniform = step.value.numel() > 1 and bool((step.value == step.value.flatten()[0]).all())
         from_starts = all(type(p) is int and p in starts for p in parents_of(i))  # expand, clone of one
         if ((uniform and (not parents_of(i) or operation in FOR_SHAPE or (operation in LAYOUT and from_starts)))
                 or operation in UNINITIALISED):
@@ -160,21 +160,21 @@ def _not_judged(steps: list, parents_of) -> tuple[dict[int, bool], set[int], set
 def _inputs_shown(steps: list, inputs: list[int], matched: list, values: KnownValues, parents_of) -> list[int]:
     """What the origin was computed from, and the layout steps those came through (a permute before
     a view); a part (one head) of a reference value is not shown: the reference holds it too."""
-    inputs = [p for p in inputs if not (steps[p][0].split("[")[0] in PARTS and values.holds_part(steps[p][1]))
-              and not (steps[p][0] == "exp" and not values.holds(steps[p][1]) and values.exp_of_scores(steps[p][1]))]
+    inputs = [p for p in inputs if not (steps[p].label.split("[")[0] in PARTS and values.holds_part(steps[p].value))
+              and not (steps[p].label == "exp" and not values.holds(steps[p].value) and values.exp_of_scores(steps[p].value))]
     if not all(matched):  # said: "some of what it is computed from is not what the reference computes": those
-        inputs = [p for p in inputs if not values.matching(steps[p][1], exact=True)] or inputs
+        inputs = [p for p in inputs if not values.matching(steps[p].value, exact=True)] or inputs
     shown, frontier = [], list(reversed(inputs))
     while frontier and len(shown) < 8:
         i = frontier.pop()
         if i not in shown:
             shown.append(i)
-            if steps[i][0] in LAYOUT and not values.matching(steps[i][1], exact=True):
+            if steps[i].label in LAYOUT and not values.matching(steps[i].value, exact=True):
                 # Through a reshape or permute to what it came from, unless that is exactly a value of
                 # the reference's: then this layout step is where the value leaves the reference's
                 # shape or order, and the line that made the value it reshapes is right.
                 frontier.extend(p for p in parents_of(i) if type(p) is int
-                                and not values.matching(steps[p][1], exact=True))
+                                and not values.matching(steps[p].value, exact=True))
     return shown
 
 
@@ -192,20 +192,20 @@ def applied_twice(steps: list, root: int, reference_steps: list) -> int | None:
     """The input of ``steps[root]`` that already holds exactly the result of the reference's own step
     of the same operation (a division by the scale, a softmax), where ``root`` applies that operation
     once more: the operation is applied twice. That input's index, else None."""
-    operation = operation_of(steps[root][0])
-    if operation not in REPEATABLE or len(steps[root]) <= 3:
+    operation = operation_of(steps[root].label)
+    if operation not in REPEATABLE:
         return None
     values = KnownValues(reference_steps)
 
     def changes(q: int) -> bool:  # the reference's step is that operation and changes what it is given (not / 1)
-        if not (0 <= q < len(reference_steps) and operation_of(reference_steps[q][0]) == operation):
+        if not (0 <= q < len(reference_steps) and operation_of(reference_steps[q].label) == operation):
             return False
-        given = [r for r in (reference_steps[q][3] if len(reference_steps[q]) > 3 else []) if type(r) is int and 0 <= r < q]
-        return bool(given) and all(not (tuple(reference_steps[r][1].shape) == tuple(reference_steps[q][1].shape)
-                                        and same_tensor(reference_steps[r][1], reference_steps[q][1])) for r in given)
+        given = [r for r in reference_steps[q].parents if type(r) is int and 0 <= r < q]
+        return bool(given) and all(not (tuple(reference_steps[r].value.shape) == tuple(reference_steps[q].value.shape)
+                                        and same_tensor(reference_steps[r].value, reference_steps[q].value)) for r in given)
 
-    for p in (p for p in steps[root][3] if type(p) is int and p < root):
-        if steps[p][1].numel() > 1 and any(changes(q) for q in values.matching(steps[p][1], exact=True)):
+    for p in (p for p in steps[root].parents if type(p) is int and p < root):
+        if steps[p].value.numel() > 1 and any(changes(q) for q in values.matching(steps[p].value, exact=True)):
             return p
     return None
 
@@ -219,32 +219,32 @@ def discarded(steps: list, root: int, reference_steps: list, output=None) -> lis
     values = KnownValues(reference_steps)
 
     def parents_of(i: int) -> set[int]:
-        return {p for p in (steps[i][3] if len(steps[i]) > 3 else ()) if type(p) is int and 0 <= p < i}
+        return {p for p in steps[i].parents if type(p) is int and 0 <= p < i}
 
     # A layer's output is kept twice, by the call inside it and by the layer's hook (``dropout`` of
     # nn.Dropout, at the same line, from that call alone): the hook's record is the same result.
     alias = {k: next(iter(parents_of(k))) for k in range(len(steps)) if len(parents_of(k)) == 1
-             and steps[k][2] == steps[next(iter(parents_of(k)))][2]
-             and tuple(steps[k][1].shape) == tuple(steps[next(iter(parents_of(k)))][1].shape)
-             and same_tensor(steps[k][1], steps[next(iter(parents_of(k)))][1])}
+             and steps[k].where == steps[next(iter(parents_of(k)))].where
+             and tuple(steps[k].value.shape) == tuple(steps[next(iter(parents_of(k)))].value.shape)
+             and same_tensor(steps[k].value, steps[next(iter(parents_of(k)))].value)}
     used = {p for k in range(len(steps)) for p in parents_of(k) if alias.get(k) != p}
     used |= {alias[k] for k in alias if k in used}
-    read = [steps[p][1] for p in parents_of(root)]
+    read = [steps[p].value for p in parents_of(root)]
 
     def reads_the_same(j: int) -> bool:  # computed from a value that ``root`` reads (the step itself, or its equal)
-        return any(tuple(steps[q][1].shape) == tuple(value.shape) and same_tensor(steps[q][1], value)
+        return any(tuple(steps[q].value.shape) == tuple(value.shape) and same_tensor(steps[q].value, value)
                    for q in parents_of(j) for value in read)
 
     used_by_reference = set().union(*(values.feeds(q) for q in range(len(values.steps)))) if values.steps else set()
     found = []
     for j in range(root):
-        value = steps[j][1]
-        if (j in used or j in alias or not value.is_floating_point() or value.numel() <= 1 or steps[j][0] in LAYOUT
+        value = steps[j].value
+        if (j in used or j in alias or not value.is_floating_point() or value.numel() <= 1 or steps[j].label in LAYOUT
                 or not reads_the_same(j)):
             continue
         if isinstance(output, torch.Tensor) and tuple(output.shape) == tuple(value.shape) and same_tensor(output, value):
             continue
-        kept = any(k in used and tuple(steps[k][1].shape) == tuple(value.shape) and same_tensor(steps[k][1], value)
+        kept = any(k in used and tuple(steps[k].value.shape) == tuple(value.shape) and same_tensor(steps[k].value, value)
                    for k in range(len(steps)) if k != j)  # the same value computed again, and used: nothing is lost
         if not kept and any(q in used_by_reference for q in values.matching(value, exact=True)):
             found.append(j)
@@ -263,7 +263,7 @@ def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:
         if k == len(options):
             return True
         for i in options[k]:
-            value = values.steps[i][1]
+            value = values.steps[i].value
             if not any(t.shape == value.shape and same_tensor(t.double(), value.double()) for t in taken):
                 if assign(k + 1, taken + [value]):
                     return True

@@ -13,10 +13,11 @@ import torch
 
 from grader.diagnosis.known_values import KnownValues
 from grader.diagnosis.mechanism import dropped_results, enclosing_function
-from grader.diagnosis.sent import ProbeRun, parse_failure
+from grader.diagnosis.sent import ProbeRun
 from grader.diagnosis.source_text import statement_at
 from grader.diagnosis.student_lines import computed_lines, uses_made
 from grader.model import Diagnosis
+from grader.sandbox.protocol import parse_shapes
 
 
 def _passing_functions(runs: list[ProbeRun]) -> set[str]:
@@ -56,8 +57,8 @@ def shape_made_in_passing_helper(diagnosis: Diagnosis, stem: str, run: ProbeRun,
         return
     path = Path(folder) / f"{stem}.py"
     number = diagnosis.origin.split(", line ")[1].split(" ")[0].rstrip(",")
-    steps, _ = parse_failure(run.shapes)
-    called = _helper_called(path, stem, number, [s[2] for s in steps.values()], _passing_functions(runs))
+    steps, _ = parse_shapes(run.shapes)
+    called = _helper_called(path, stem, number, [s.where for s in steps.values()], _passing_functions(runs))
     if called is None:
         return
     helper, calling = called
@@ -85,14 +86,14 @@ def passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pro
         if not shown.startswith(f"{stem}.py, line "):
             continue
         number = shown.split(", line ")[1].split(",")[0].split(" ")[0]
-        called = _helper_called(path, stem, number, [s[2] for s in steps], passing)
+        called = _helper_called(path, stem, number, [s.where for s in steps], passing)
         if called is None:
             continue
         helper, calling = called
         # A call whose result is one the reference computes is right: what follows it differs (a step
         # missing after it), never the call.
-        made = [s for s in steps if s[2][0] == f"{stem}.py" and str(s[2][1]) == number and s[2][2] == calling][-1]
-        if isinstance(made[1], torch.Tensor) and KnownValues(reference_steps).matching(made[1], exact=True):
+        made = [s for s in steps if s.where[0] == f"{stem}.py" and str(s.where[1]) == number and s.where[2] == calling][-1]
+        if isinstance(made.value, torch.Tensor) and KnownValues(reference_steps).matching(made.value, exact=True):
             continue
         setattr(diagnosis, attribute, f"{stem}.py, line {calling}")
         setattr(diagnosis, "code" if attribute == "where" else "origin_code", statement_at(path, calling))
@@ -106,6 +107,6 @@ def passing_helper(diagnosis: Diagnosis, stem: str, first: tuple, runs: list[Pro
             diagnosis.inputs = [line for line in diagnosis.inputs if not line.split(":")[0].removeprefix("line ").isdigit()
                                 or enclosing_function(path, int(line.split(":")[0].removeprefix("line "))) != helper]
             uses_made(diagnosis, stem, f"{stem}.py, line {calling}", statement_at(path, calling),
-                      computed_lines([s[2] for s in steps], stem), folder)
+                      computed_lines([s.where for s in steps], stem), folder)
     if diagnosis.origin and diagnosis.origin == diagnosis.where:
         diagnosis.origin, diagnosis.origin_code = "", ""

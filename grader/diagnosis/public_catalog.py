@@ -89,7 +89,7 @@ def _strip_steps(value, keep: bool = False):
     reference's lines are nobody's business): ``[label, tensor, ["", 0, 0], parents]``. The
     diagnosis looks for the student's steps among them, and walks back through their parents."""
     if is_traced(value):
-        steps = [[s[0], s[1], ["", 0, 0], s[3] if len(s) > 3 else []] for s in value["steps"]] if keep else []
+        steps = [[label, tensor, ["", 0, 0], parents] for label, tensor, _, parents in value["steps"]] if keep else []
         if keep and value.get("numbers"):  # a computation without tensors: its numbers, with their names, and for
             # a line only which statement made each (numbered in the order they first appear): whether two
             # numbers come from the same statement, never where it is.

@@ -22,7 +22,7 @@ def dropped_dimension(steps: dict, raised: list) -> tuple | None:
     received = [p for p in raised if type(p) is int and p in steps]
     if len(received) < 2:
         return None
-    shapes = {p: tuple(steps[p][1]) for p in received}
+    shapes = {p: tuple(steps[p].shape) for p in received}
     if broadcast(*shapes.values()):
         return None  # they broadcast as they are: the error is another one
     for p in received:
@@ -30,7 +30,7 @@ def dropped_dimension(steps: dict, raised: list) -> tuple | None:
         sources = [q for q in parents if type(q) is int and q in steps]
         if label.split("[")[0] not in REDUCTIONS or len(sources) != 1:
             continue
-        source = tuple(steps[sources[0]][1])
+        source = tuple(steps[sources[0]].shape)
         dims = [d for d in range(len(source)) if source[:d] + source[d + 1:] == tuple(shape)]
         others = [s for q, s in shapes.items() if q != p]
         fits = []
@@ -48,15 +48,15 @@ def dropped_dimension(steps: dict, raised: list) -> tuple | None:
 def _reductions_of_the_same(steps: dict, k: int, reference_steps: list) -> tuple[tuple, list[tuple]]:
     """The shape of what the student's reduction ``steps[k]`` reduced, and the result shapes of the
     reference's reductions of the same kind of a value of that very shape."""
-    sources = [q for q in steps[k][3] if type(q) is int and q in steps]
-    source = tuple(steps[sources[0]][1]) if len(sources) == 1 else ()
-    kind = steps[k][0].split("[")[0]
+    sources = [q for q in steps[k].parents if type(q) is int and q in steps]
+    source = tuple(steps[sources[0]].shape) if len(sources) == 1 else ()
+    kind = steps[k].label.split("[")[0]
     shapes = []
     for step in reference_steps:
-        parents = [q for q in (step[3] if len(step) > 3 else []) if type(q) is int and 0 <= q < len(reference_steps)]
-        if (step[0].split("[")[0] == kind and len(parents) == 1 and isinstance(step[1], torch.Tensor)
-                and tuple(reference_steps[parents[0]][1].shape) == source):
-            shapes.append(tuple(step[1].shape))
+        parents = [q for q in step.parents if type(q) is int and 0 <= q < len(reference_steps)]
+        if (step.label.split("[")[0] == kind and len(parents) == 1 and isinstance(step.value, torch.Tensor)
+                and tuple(reference_steps[parents[0]].value.shape) == source):
+            shapes.append(tuple(step.value.shape))
     return source, shapes
 
 
@@ -65,7 +65,7 @@ def reference_reduction(steps: dict, k: int, reference_steps: list) -> tuple[int
     ``steps[k]`` reduced, by the same operation, always over one other dimension it can be told by
     (dropping it, without keepdim): then keepdim is not the fix, the dimension is."""
     source, shapes = _reductions_of_the_same(steps, k, reference_steps)
-    mine = tuple(steps[k][1])
+    mine = tuple(steps[k].shape)
     if not shapes or len(set(shapes)) != 1 or shapes[0] == mine or len(shapes[0]) != len(source) - 1:
         return None
     dims = [d for d in range(len(source)) if source[:d] + source[d + 1:] == shapes[0]]
@@ -103,9 +103,9 @@ REDUCTIONS = frozenset({"sum", "mean", "amax", "max", "amin", "min", "norm", "lo
 def whole_reduction(steps: list, i: int) -> bool:
     """Whether the student's step ``i`` reduces a whole tensor (of more than one number) to one number."""
     step = steps[i]
-    parents = [p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < i]
-    return (step[0].split("[")[0] in REDUCTIONS and step[1].numel() == 1 and len(parents) == 1
-            and steps[parents[0]][1].numel() > 1)
+    parents = [p for p in step.parents if type(p) is int and 0 <= p < i]
+    return (step.label.split("[")[0] in REDUCTIONS and step.value.numel() == 1 and len(parents) == 1
+            and steps[parents[0]].value.numel() > 1)
 
 
 def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> list[tuple[int, bool]]:
@@ -116,9 +116,9 @@ def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> li
     holding = set(values.matching(source, exact=True))
     found = []
     for step in values.steps:
-        if step[0] != label or step[1].numel() <= 1 or not holding & set(step[3] if len(step) > 3 else ()):
+        if step.label != label or step.value.numel() <= 1 or not holding & set(step.parents):
             continue
-        shape, out = tuple(source.shape), tuple(step[1].shape)
+        shape, out = tuple(source.shape), tuple(step.value.shape)
         kept = len(out) == len(shape)
         dims = [d for d in range(len(shape)) if (out[d] == 1 and shape[d] != 1 if kept else True)]
         if not kept and len(out) == len(shape) - 1:

@@ -2,20 +2,22 @@
 
 A probe's value crosses the border as plain data: a traced value's recorded steps (``[label, tensor,
 [file, line, calling line], parents]``), the numbers a computation without tensors assigned, the shapes
-sent with an error as text (``probing.shapes_text``), an error a probe caught and returned. Everything
-here reads that data defensively (a step that is not well formed counts as absent), so that the rest
-of the diagnosis works on checked lists alone. :class:`ProbeRun` is one probe of a module as the
-plugin hands it over.
+sent with an error as text (read by :func:`grader.sandbox.protocol.parse_shapes`), an error a probe
+caught and returned. Everything here reads that data defensively (a step that is not well formed
+counts as absent), so that the rest of the diagnosis works on checked, named steps alone
+(:class:`grader.sandbox.protocol.Step`). :class:`ProbeRun` is one probe of a module as the plugin
+hands it over.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
 from grader.sandbox import trace
-from grader.sandbox.protocol import FAILED, checked_parents, checked_where, is_traced, parse_shapes, unwrap
+from grader.sandbox.protocol import FAILED, Step, checked_parents, checked_where, is_traced, unwrap
 
 
 @dataclass
@@ -49,38 +51,38 @@ def output_of(value):
     return value if isinstance(value, torch.Tensor) else None
 
 
-def steps_of(value) -> list | None:
-    """The recorded steps of a traced probe's value, as ``[label, tensor, [file, line], parents]``,
-    else None (checked: the sandbox sent them; a step that is not well formed counts as absent,
-    and the indices of the parents as they were sent, which only :mod:`origin` reads)."""
+def steps_of(value) -> list[Step] | None:
+    """The recorded steps of a traced probe's value, else None (checked: the sandbox sent them; a
+    step that is not well formed counts as absent, and the indices of the parents as they were
+    sent, which only :mod:`origin` reads)."""
     if is_traced(value) and isinstance(value.get("steps"), list):
-        return [[s[0], s[1], checked_where(s[2] if len(s) > 2 else None), checked_parents(s[3] if len(s) > 3 else None)]
+        return [Step(s[0], s[1], checked_where(s[2] if len(s) > 2 else None), checked_parents(s[3] if len(s) > 3 else None))
                 for s in value["steps"] if isinstance(s, list) and 2 <= len(s) <= 4 and isinstance(s[1], torch.Tensor)]
     return None
 
 
-def parse_failure(text) -> tuple[dict, list]:
-    """The steps sent with an error (:func:`grader.sandbox.protocol.parse_shapes`) as ``{index:
-    [label, shape, [file, line], parents]}``, and what the call that raised received (step
-    indices); ({}, []) for anything else."""
-    steps, raised = parse_shapes(text)
-    return {index: list(step) for index, step in steps.items()}, raised
+class AssignedNumber(NamedTuple):
+    """A Python number a line of a computation without tensors assigned (``trace.Numbers``)."""
+
+    name: str
+    value: float
+    where: list  # [file, line, 0]
 
 
-def numbers_with_lines(value) -> list[list]:
-    """The Python numbers a traced probe's value carries, as ``[name, value, [file, line, 0]]`` (checked:
-    the sandbox sent them), else []."""
+def numbers_with_lines(value) -> list[AssignedNumber]:
+    """The Python numbers a traced probe's value carries, with their names and lines (checked: the
+    sandbox sent them as ``[name, value, where]``), else []."""
     found = value.get("numbers") if is_traced(value) else None
     if not isinstance(found, list):
         return []
-    return [[n[0], float(n[1]), checked_where(n[2])] for n in found[:400]
+    return [AssignedNumber(n[0], float(n[1]), checked_where(n[2])) for n in found[:400]
             if isinstance(n, list) and len(n) == 3 and isinstance(n[0], str) and n[0].isidentifier()
             and type(n[1]) in (int, float)]
 
 
-def floating(steps: list) -> list:
+def floating(steps: list[Step]) -> list[Step]:
     """The floating-point steps (the named stages are among them; masks and lengths are not)."""
-    return [step for step in steps if step[1].is_floating_point()]
+    return [step for step in steps if step.value.is_floating_point()]
 
 
 def given_tensors(kwargs) -> tuple:

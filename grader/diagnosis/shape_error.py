@@ -1,6 +1,6 @@
 """For an error raised by a wrong shape: where that shape was made first, said to the student.
 
-From the shapes of the student's steps sent with the error (:func:`grader.diagnosis.sent.parse_failure`):
+From the shapes of the student's steps sent with the error (:func:`grader.sandbox.protocol.parse_shapes`):
 a reduction that dropped a dimension (:mod:`grader.diagnosis.reductions`), a wrong join, the first step
 of a shape the reference never makes (:mod:`grader.diagnosis.wrong_shapes`), the number that sizes it,
 rows taken before a reordering; else the lines that make what the line that raised uses. For an error
@@ -14,11 +14,12 @@ from pathlib import Path
 from grader.diagnosis.mechanism import enclosing_loop
 from grader.diagnosis.origin import operation_of
 from grader.diagnosis.reductions import dropped_dimension, reduced_otherwise, reference_reduction
-from grader.diagnosis.sent import ProbeRun, given_shapes, parse_failure, steps_of
+from grader.diagnosis.sent import ProbeRun, given_shapes, steps_of
 from grader.diagnosis.source_text import called_on, statement_at
 from grader.diagnosis.student_lines import computed_lines, line_at, uses_made
 from grader.diagnosis.wrong_shapes import first_unknown_shape, shape_origin, wrong_join
 from grader.model import Diagnosis
+from grader.sandbox.protocol import ShapeStep, parse_shapes
 from grader.sandbox.trace import OUTSIDE
 
 
@@ -28,7 +29,7 @@ def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, fo
     that raised: walking back from what the call that raised received, else the first step whose
     shape the reference's steps of its kind never have; and the lines that make what the line
     that raised uses besides tensors (``self.W_k``, a number), when no such step is found."""
-    steps, raised = parse_failure(run.shapes)
+    steps, raised = parse_shapes(run.shapes)
     reference_steps = steps_of(source.result(stem, None, run.probe, run.kwargs)) if steps and source is not None else None
     raised_at = diagnosis.where.split(", in ")[0]
     # Raised in another of the student's files (their own masked_softmax.py, which the public check
@@ -37,15 +38,15 @@ def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, fo
     leaves_at = raised_at
     if not raised_at.startswith(f"{stem}.py, line ") and run.entered.startswith(f"{stem}.py, line "):
         leaves_at = run.entered.split(", in ")[0]
-    computed = computed_lines([where for _, _, where, _ in steps.values()], stem)
+    computed = computed_lines([step.where for step in steps.values()], stem)
     dropped = dropped_dimension(steps, raised)
     theirs = reference_reduction(steps, dropped[0], reference_steps or []) if dropped is not None else None
     if dropped is not None and (theirs is not None or not reduced_otherwise(steps, dropped[0], reference_steps or [])):
         _reduction_dropped(diagnosis, stem, steps, dropped, theirs, leaves_at, folder)
         return
     # What the layer that raised is given in the reference (``out_proj input``): the shape it should get.
-    given = {tuple(s[1].shape) for s in reference_steps or [] for a in raised
-             if type(a) is str and a != OUTSIDE and s[0] == f"{a} input"}
+    given = {tuple(s.value.shape) for s in reference_steps or [] for a in raised
+             if type(a) is str and a != OUTSIDE and s.label == f"{a} input"}
     expected = given.pop() if len(given) == 1 else None
     if raised and joined_wrong(diagnosis, stem, steps, raised, reference_steps or [], expected, folder):
         if diagnosis.origin.split(" (")[0] == leaves_at:
@@ -71,24 +72,24 @@ def _reduction_dropped(diagnosis: Diagnosis, stem: str, steps: dict, dropped: tu
     reduces over (``theirs``) where it reduces the same value otherwise, else with keepdim; its line
     is where the shape went wrong, unless it is where the error leaves this module (``leaves_at``)."""
     k, dim, kept, other = dropped
-    at, code = line_at(steps[k][2], folder, stem)
+    at, code = line_at(steps[k].where, folder, stem)
     line = at.split(", ")[-1] if at else "a line of yours"
-    what = steps[k][0].split("[")[0]
+    what = steps[k].label.split("[")[0]
     over = "one dimension" if dim is None else f"dimension {dim}"
     if theirs is not None:  # the reference reduces the same value over another dimension: that one is said
-        source = tuple(steps[[q for q in steps[k][3] if type(q) is int and q in steps][0]][1])
+        source = tuple(steps[[q for q in steps[k].parents if type(q) is int and q in steps][0]].shape)
         diagnosis.notes.append(
-            f"{line} ({what} over {over} of a value of shape {source}) gives shape {tuple(steps[k][1])}; the "
+            f"{line} ({what} over {over} of a value of shape {source}) gives shape {tuple(steps[k].shape)}; the "
             f"reference's {what} of its value of that shape runs over dimension {theirs[0]} and gives shape "
             f"{theirs[1]}, which fits the shape {other} it is combined with")
     else:  # a reduction without keepdim: the shapes fit with it, proven on the shapes
         kept_said = f"it would have shape {kept}, which fits" if dim is not None else \
             "(the dimension kept, of size 1) it fits"
-        diagnosis.notes.append(f"{line} ({what} over {over}) gives shape {tuple(steps[k][1])}, without that "
+        diagnosis.notes.append(f"{line} ({what} over {over}) gives shape {tuple(steps[k].shape)}, without that "
                                f"dimension; with keepdim=True {kept_said} the shape {other} it is combined with "
                                f"where the error is raised")
     if at and at != leaves_at:
-        diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k][1])}, which the reference never makes)", code
+        diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k].shape)}, which the reference never makes)", code
 
 
 def _departure_shown(diagnosis: Diagnosis, stem: str, steps: dict, raised: list, reference_steps: list, run: ProbeRun,
@@ -98,9 +99,9 @@ def _departure_shown(diagnosis: Diagnosis, stem: str, steps: dict, raised: list,
     that size it; True when shown."""
     reaching = _ancestors(steps, [p for p in raised if type(p) is int])
     for n, departs in enumerate(_shape_departures(steps, raised, reference_steps, given_shapes(run.kwargs))):
-        at, code = line_at(steps[departs][2], folder, stem)
+        at, code = line_at(steps[departs].where, folder, stem)
         if n == 0 and raised and at == leaves_at:
-            if any(type(p) is int and p in steps for p in steps[departs][3]):
+            if any(type(p) is int and p in steps for p in steps[departs].parents):
                 return False  # the walk from what the call received ends on the line that raised: nothing before it is shown
             # It ends at a value made there from no tensor of the student's (a repeat of an input, an
             # arange: sized by numbers, a reference function's steps all told at the calling line): the
@@ -109,7 +110,7 @@ def _departure_shown(diagnosis: Diagnosis, stem: str, steps: dict, raised: list,
         if n > 0 and departs not in reaching:
             continue
         if at and at != leaves_at:
-            shape = tuple(steps[departs][1])
+            shape = tuple(steps[departs].shape)
             diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {shape}, which the reference never makes)", code
             uses_made(diagnosis, stem, at, code, computed, folder, layers=[])  # the numbers it sizes things by
             _sized_by_one_number(diagnosis, steps[departs], at, shape)
@@ -145,11 +146,11 @@ def called_from(diagnosis: Diagnosis, stem: str, called: str, folder: Path | Non
 MADE_FROM_NUMBERS = frozenset({"arange", "ones", "zeros", "full", "empty", "eye", "linspace", "rand", "randn", "randint"})
 
 
-def _sized_by_one_number(diagnosis: Diagnosis, step: list, at: str, shape: tuple) -> None:
+def _sized_by_one_number(diagnosis: Diagnosis, step: ShapeStep, at: str, shape: tuple) -> None:
     """A step of a wrong shape made from numbers alone (``torch.arange(maxlen)``), on a
     line that uses one number made on a line of its own (``maxlen = X.size(-1)``): that line is where
     the wrong shape starts, and it is shown so (the line of the step, which is right, as context)."""
-    if step[0].split("[")[0] not in MADE_FROM_NUMBERS or any(type(p) is int for p in step[3]) or len(diagnosis.made) != 1:
+    if step.label.split("[")[0] not in MADE_FROM_NUMBERS or any(type(p) is int for p in step.parents) or len(diagnosis.made) != 1:
         return
     name, _, rest = diagnosis.made[0].partition(": line ")
     number, _, code = rest.partition(": ")
@@ -175,21 +176,21 @@ def _rows_before_reordering(diagnosis: Diagnosis, stem: str, steps: dict, k: int
     tensors = [p for p in parents if type(p) is int and p in steps]
     if label.split("[")[0] != "unbind" or len(tensors) != 1:
         return
-    kind, shape = steps[tensors[0]][0], tuple(steps[tensors[0]][1])
+    kind, shape = steps[tensors[0]].label, tuple(steps[tensors[0]].shape)
     if len(shape) < 2 or tuple(rows) != shape[1:]:
         return
     for step in reference_steps:
-        theirs = tuple(step[1].shape)
-        if operation_of(step[0]) not in REORDERINGS or sorted(theirs) != sorted(shape) or theirs == shape:
+        theirs = tuple(step.value.shape)
+        if operation_of(step.label) not in REORDERINGS or sorted(theirs) != sorted(shape) or theirs == shape:
             continue
-        if any(type(q) is int and 0 <= q < len(reference_steps) and reference_steps[q][0] == kind
-               and tuple(reference_steps[q][1].shape) == shape for q in step[3]):
-            made, _ = line_at(steps[tensors[0]][2], folder, stem)
+        if any(type(q) is int and 0 <= q < len(reference_steps) and reference_steps[q].label == kind
+               and tuple(reference_steps[q].value.shape) == shape for q in step.parents):
+            made, _ = line_at(steps[tensors[0]].where, folder, stem)
             made = f", made at {made.split(', ')[-1]}" if made and made != at else ""
             diagnosis.notes.append(
                 f"{at.split(', ')[-1]} takes the rows of a value of shape {shape} ({kind}{made}) along dimension 0, "
                 f"each of shape {tuple(rows)}; the reference's {kind} has that shape too, and the reference "
-                f"{REORDERINGS[operation_of(step[0])]} it into shape {theirs}, whose rows have shape {theirs[1:]}")
+                f"{REORDERINGS[operation_of(step.label)]} it into shape {theirs}, whose rows have shape {theirs[1:]}")
             return
 
 
@@ -201,7 +202,7 @@ def _ancestors(steps: dict, start: list[int]) -> set[int]:
         if i in seen or i not in steps:
             continue
         seen.add(i)
-        frontier.extend(p for p in steps[i][3] if type(p) is int)
+        frontier.extend(p for p in steps[i].parents if type(p) is int)
     return seen
 
 
@@ -231,13 +232,13 @@ def joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, refe
     join = wrong_join(steps, start, reference_steps, expected)
     if join is None:
         return False
-    at, code = line_at(steps[join.step][2], folder, stem)
+    at, code = line_at(steps[join.step].where, folder, stem)
     if not at:
         return False
     number = int(at.split(", line ")[1].split(" ")[0])
     diagnosis.origin, diagnosis.origin_code, diagnosis.origin_kind = (
         f"{at} (a step of shape {join.shape}, which the reference never makes)", code, "shape")
-    what = "stacks" if steps[join.step][0] == "stack" else "joins"
+    what = "stacks" if steps[join.step].label == "stack" else "joins"
     pieces = f"{join.count} piece{'s' if join.count != 1 else ''} of shape {join.piece}"
     if join.expected_dim != join.dim:
         diagnosis.notes.append(
@@ -254,7 +255,7 @@ def joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, refe
     join_loop = enclosing_loop(path, number)
     loops = set()
     for p in join.pieces:
-        where = steps[p][2]
+        where = steps[p].where
         if where[0] != f"{stem}.py":
             continue
         loop = next((found for n in where[1:3] if n and (found := enclosing_loop(path, n)) is not None), None)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from grader.diagnosis.catalog import same_tensor
+from grader.sandbox.protocol import Step
 
 
 MATMULS = ("matmul", "bmm", "mm", "einsum", "__matmul__")
@@ -85,35 +86,36 @@ class Localization:
     matched: tuple = ()
 
 
-def stages(steps: list, output) -> list[Stage]:
+def stages(steps: list[Step], output) -> list[Stage]:
     """The named steps of a reference run, in the order the computation makes them."""
     found: list[Stage] = []
-    steps = [(step[0], step[1]) for step in steps]
     for name, labels in PROJECTIONS:
-        value = next((t for label, t in steps if label in labels), None)
+        value = next((step.value for step in steps if step.label in labels), None)
         if value is not None:
             found.append(Stage(name, value, label=labels[0]))
-    softmax_at = next((i for i, (label, _) in enumerate(steps) if label in ("softmax input", "_softmax input")), None)
+    softmax_at = next((i for i, step in enumerate(steps) if step.label in ("softmax input", "_softmax input")), None)
     if softmax_at is not None:
-        given = steps[softmax_at][1]
+        given = steps[softmax_at].value
         n = given.shape[-1]
-        scores = next((t for label, t in reversed(steps[:softmax_at]) if label in MATMULS and t.shape[-1] == n), None)
+        scores = next((step.value for step in reversed(steps[:softmax_at])
+                       if step.label in MATMULS and step.value.shape[-1] == n), None)
         if scores is not None and scores.shape == given.shape:
             finite = torch.isfinite(given) & (given > -1e4) & (scores.abs() > 1e-6)
             scale = (given[finite] / scores[finite]).median() if finite.any() else torch.tensor(1.0)
             found.append(Stage(SCORES, scores, alternatives=(scores * scale,), label="matmul"))
         found.append(Stage(SOFTMAX_INPUT, given, label="softmax input"))
-        weights = steps[softmax_at + 1][1] if softmax_at + 1 < len(steps) else None
+        weights = steps[softmax_at + 1].value if softmax_at + 1 < len(steps) else None
         if weights is not None and weights.shape == given.shape:
             found.append(Stage(WEIGHTS, weights, label="softmax"))
             after = steps[softmax_at + 2:]
-            dropped = next((t for label, t in after if label == "dropout" and t.shape == weights.shape), None)
+            dropped = next((step.value for step in after if step.label == "dropout" and step.value.shape == weights.shape),
+                           None)
             if dropped is not None and not same_tensor(dropped, weights):
                 found.append(Stage(DROPPED, dropped, label="dropout"))
-            context = next((t for label, t in after if label in MATMULS), None)
+            context = next((step.value for step in after if step.label in MATMULS), None)
             if context is not None:
                 found.append(Stage(CONTEXT, context, label="matmul"))
-    merged = next((t for label, t in steps if label in ("out_proj input", "W_o input")), None)
+    merged = next((step.value for step in steps if step.label in ("out_proj input", "W_o input")), None)
     if merged is not None:
         found.append(Stage(MERGED, merged, label="out_proj input"))
     if isinstance(output, torch.Tensor) and output.is_floating_point():

@@ -12,19 +12,20 @@ from pathlib import Path
 
 from grader.diagnosis.source_text import MAX_LINES, called_on, made_at, statement_at
 from grader.model import Diagnosis
+from grader.sandbox.protocol import Step
 from grader.sandbox.trace import OUTSIDE
 
 
-def called_into(step: list, stem: str, sound: frozenset = frozenset()) -> list | None:
+def called_into(step: Step, stem: str, sound: frozenset = frozenset()) -> list | None:
     """For a step made in another file of the student's (their own ``masked_softmax.py``) from what
     the diagnosed module passed it alone, or from that file's module's own weights where that file
     is ``sound`` (every check of its own passed: its construction sizes them as the reference's does,
     from what the diagnosed module passed it): the where of the line of ``stem``.py that called into
     it, the line the hidden grade shows (its reference module is no file of the student's); else None."""
-    where = step[2]
+    where = step.where
     if len(where) < 4 or not where[3] or where[0] == f"{stem}.py":
         return None
-    if where[0] not in sound and any(type(p) is str and p != OUTSIDE for p in (step[3] if len(step) > 3 else ())):
+    if where[0] not in sound and any(type(p) is str and p != OUTSIDE for p in step.parents):
         return None
     return [f"{stem}.py", where[3], 0]
 
@@ -56,10 +57,10 @@ def entered_at(steps: list, i: int, stem: str) -> int:
     student's (their own ``scoring.py``) made what step ``i`` made there; ``i`` when there is none."""
     inside = {i}
     for k in range(i + 1, len(steps)):
-        parents = {p for p in (steps[k][3] if len(steps[k]) > 3 else ()) if type(p) is int}
+        parents = {p for p in steps[k].parents if type(p) is int}
         if not parents & inside:
             continue
-        if steps[k][2][0] == f"{stem}.py":
+        if steps[k].where[0] == f"{stem}.py":
             return k
         inside.add(k)
     return i

@@ -38,8 +38,8 @@ def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folde
     differs = ~torch.isclose(actual, expected, atol=ATOL, rtol=0, equal_nan=True)
     if not differs.any() or differs.all() or actual.dim() == 0:
         return
-    final = next((i for i in range(len(steps) - 1, -1, -1) if steps[i][0] == "__setitem__"
-                  and tuple(steps[i][1].shape) == tuple(actual.shape) and catalog.same_tensor(steps[i][1], yours)), None)
+    final = next((i for i in range(len(steps) - 1, -1, -1) if steps[i].label == "__setitem__"
+                  and tuple(steps[i].value.shape) == tuple(actual.shape) and catalog.same_tensor(steps[i].value, yours)), None)
     if final is None:
         return
     start, outside = _how_it_began(steps, final, actual)
@@ -51,12 +51,12 @@ def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folde
         return
     what, dim = where
     path = Path(folder) / f"{stem}.py"
-    written = steps[final][2][1] if steps[final][2][0] == f"{stem}.py" else 0
+    written = steps[final].where[1] if steps[final].where[0] == f"{stem}.py" else 0
     if not written:
         return
     loop = loop_indexing(path, written, dim) if dim is not None else enclosing_loop(path, written)
     if start is not None:
-        made, made_code = line_at(steps[start][2], folder, stem)
+        made, made_code = line_at(steps[start].where, folder, stem)
         if not made:
             return
         code = made_code.split('   (called at')[0]
@@ -84,12 +84,12 @@ def _how_it_began(steps: list, final: int, actual: torch.Tensor) -> tuple[int | 
         if i in seen or not 0 <= i < len(steps):
             continue
         seen.add(i)
-        parents = [p for p in steps[i][3] if type(p) is int and p < i]
-        value = steps[i][1]
+        parents = [p for p in steps[i].parents if type(p) is int and p < i]
+        value = steps[i].value
         if not parents and tuple(value.shape) == tuple(actual.shape) and value.numel() > 1 and (
-                bool((value == value.flatten()[0]).all()) or operation_of(steps[i][0]) in COPIES):
+                bool((value == value.flatten()[0]).all()) or operation_of(steps[i].label) in COPIES):
             start = i
-        outside |= steps[i][0] == "__setitem__" and not parents and OUTSIDE in steps[i][3]
+        outside |= steps[i].label == "__setitem__" and not parents and OUTSIDE in steps[i].parents
         frontier.extend(parents)
     return start, outside
 
@@ -100,7 +100,7 @@ def _began_with(steps: list, start: int | None, outside: bool, given: tuple, act
     it was given) the one tensor of the probe's that its differing entries still hold; else None."""
     began_with = None
     if start is not None:
-        began_with = steps[start][1].double()
+        began_with = steps[start].value.double()
     elif outside:  # written into as it was given: what it held then is the probe's own tensor
         held = [t.double() for t in given if isinstance(t, torch.Tensor) and t.is_floating_point()
                 and tuple(t.shape) == tuple(actual.shape)

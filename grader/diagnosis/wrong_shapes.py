@@ -34,9 +34,8 @@ ALIKE = ({"__getitem__", "unsqueeze"},)
 
 
 def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
-    """``known(i)``: whether the student's step ``i`` (of ``steps``: ``{index: [label, shape, where,
-    parents]}``) has a shape the reference's steps of its kind have (any step's, for a kind it never
-    takes), or is one part of such a value computed as a loop over heads computes it: a part taken
+    """``known(i)``: whether the student's step ``i`` (of ``steps``: ``{index: ShapeStep}``) has a
+    shape the reference's steps of its kind have (any step's, for a kind it never takes), or is one part of such a value computed as a loop over heads computes it: a part taken
     (``queries[:, h]``) of a value whose shape is known, where the reference takes no part of that
     kind and number of dimensions, and something is computed from it as from a part (a part whose
     every use makes a shape the reference never makes, as rows taken along the wrong dimension,
@@ -48,8 +47,8 @@ def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
     by kind."""
     shapes: dict[str, set] = {}
     for step in reference_steps:
-        if isinstance(step[1], torch.Tensor):
-            shapes.setdefault(step[0], set()).add(tuple(step[1].shape))
+        if isinstance(step.value, torch.Tensor):
+            shapes.setdefault(step.label, set()).add(tuple(step.value.shape))
     every = set().union(*shapes.values()) if shapes else set()
     alike = {label: set().union(*(shapes.get(k, set()) for k in kinds)) for kinds in ALIKE for label in kinds
              if label in shapes}
@@ -57,17 +56,17 @@ def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
     part: dict[int, bool] = {}  # one part of a value of the reference's, computed as a loop over heads does
     taken: list[int] = []  # the parts taken
     for i in sorted(steps):  # a step's parents come before it
-        label, shape = steps[i][0], tuple(steps[i][1])
+        label, shape = steps[i].label, tuple(steps[i].shape)
         mine = alike.get(label, shapes.get(label, every))
-        parents = [p for p in steps[i][3] if type(p) is int and p < i and p in steps]
-        unsent = not parents and any(type(p) is int and p not in steps for p in steps[i][3])  # made before the steps sent
+        parents = [p for p in steps[i].parents if type(p) is int and p < i and p in steps]
+        unsent = not parents and any(type(p) is int and p not in steps for p in steps[i].parents)  # made before the steps sent
         known[i], part[i] = True, False
         if not shape or shape in mine:
             continue
         if (label.split("[")[0] in PARTS and not any(len(s) == len(shape) for s in shapes.get(label, ()))
-                and (any(known[p] and shape in one_part_shapes(tuple(steps[p][1])) for p in parents)
+                and (any(known[p] and shape in one_part_shapes(tuple(steps[p].shape)) for p in parents)
                      or any(known[p] and shape in one_part_shapes(split) for p in parents
-                            for split in _splits_of(tuple(steps[p][1]), every))
+                            for split in _splits_of(tuple(steps[p].shape), every))
                      or (not parents and any(shape in one_part_shapes(g) for g in given))
                      or (unsent and any(len(r) == len(shape) + 1 and shape in one_part_shapes(r) for r in every)))):
             part[i] = True
@@ -77,7 +76,7 @@ def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
         else:
             known[i] = False
     for i in taken:
-        uses = [j for j in steps if j > i and i in steps[j][3]]
+        uses = [j for j in steps if j > i and i in steps[j].parents]
         if uses and not any(known[j] for j in uses):
             known[i] = part[i] = False
     return (lambda i: i not in steps or known.get(i, True)), shapes
@@ -91,13 +90,13 @@ def _splits_of(shape: tuple, every: set) -> list[tuple]:
 
 
 def shape_origin(steps: dict, raised: list, reference_steps: list, given: tuple = ()) -> int | None:
-    """The student's step (an index of ``steps``: ``{index: [label, shape, where, parents]}``) where
+    """The student's step (an index of ``steps``: ``{index: ShapeStep}``) where
     a shape the reference never makes (:func:`shape_knowledge`) is made first, walking back from
     what the call that raised received (``raised``)."""
     known, _ = shape_knowledge(steps, reference_steps, given)
 
     def parents_of(i: int) -> list:
-        return [p for p in steps[i][3] if type(p) is not int or p < i]
+        return [p for p in steps[i].parents if type(p) is not int or p < i]
 
     return first_unknown(raised, parents_of, known)
 
@@ -106,7 +105,7 @@ def first_unknown_shape(steps: dict, reference_steps: list, given: tuple = ()) -
     """The student's first step, in the order made, of a kind the reference takes and a shape it
     never makes (:func:`shape_knowledge`); None if there is none."""
     known, shapes = shape_knowledge(steps, reference_steps, given)
-    return next((i for i in sorted(steps) if steps[i][0] in shapes and not known(i)), None)
+    return next((i for i in sorted(steps) if steps[i].label in shapes and not known(i)), None)
 
 
 # -- a join (torch.cat, torch.stack) that makes a wrong shape --------------------------------------------
@@ -143,21 +142,21 @@ def _join_dims(kind: str, shape: tuple, pieces: list[tuple]) -> list[int]:
 
 
 def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple | None = None) -> Join | None:
-    """Walking back from ``start`` (indices of ``steps``: ``{index: [label, shape, where, parents]}``),
+    """Walking back from ``start`` (indices of ``steps``: ``{index: ShapeStep}``),
     the first join whose shape neither the reference's steps nor ``expected`` (the shape it should
     have: the output's, or what the layer it feeds is given in the reference) have, and whose pieces,
     all of one shape, either the reference joins too, as many, along another dimension, or would fill
     ``expected`` (differing from it along the joined dimension alone) if there were another number of
     them. None when the shapes do not prove it."""
-    known = {tuple(s[1].shape) for s in reference_steps if isinstance(s[1], torch.Tensor)}
+    known = {tuple(s.value.shape) for s in reference_steps if isinstance(s.value, torch.Tensor)}
     if expected is not None:
         known.add(tuple(expected))
     reference_joins = _reference_joins(reference_steps)
     found = _unknown_joins(steps, start, known)
     for i in sorted(found):
-        kind, shape = JOINS[steps[i][0]], tuple(steps[i][1])
-        pieces = [p for p in steps[i][3] if type(p) is int and p in steps]
-        shapes = [tuple(steps[p][1]) for p in pieces]
+        kind, shape = JOINS[steps[i].label], tuple(steps[i].shape)
+        pieces = [p for p in steps[i].parents if type(p) is int and p in steps]
+        shapes = [tuple(steps[p].shape) for p in pieces]
         dims = _join_dims(kind, shape, shapes)
         if not pieces or len(set(shapes)) != 1 or not dims:
             continue
@@ -196,13 +195,13 @@ def _reference_joins(reference_steps: list) -> list[tuple]:
     one shape along one dimension."""
     reference_joins = []
     for i, s in enumerate(reference_steps):
-        kind = JOINS.get(s[0])
-        parts = [p for p in (s[3] if len(s) > 3 else ()) if type(p) is int and 0 <= p < i]
-        if kind and parts and isinstance(s[1], torch.Tensor):
-            shapes = [tuple(reference_steps[p][1].shape) for p in parts]
-            dims = _join_dims(kind, tuple(s[1].shape), shapes)
+        kind = JOINS.get(s.label)
+        parts = [p for p in s.parents if type(p) is int and 0 <= p < i]
+        if kind and parts and isinstance(s.value, torch.Tensor):
+            shapes = [tuple(reference_steps[p].value.shape) for p in parts]
+            dims = _join_dims(kind, tuple(s.value.shape), shapes)
             if len(set(shapes)) == 1 and len(dims) == 1:
-                reference_joins.append((kind, shapes[0], len(parts), dims[0], tuple(s[1].shape)))
+                reference_joins.append((kind, shapes[0], len(parts), dims[0], tuple(s.value.shape)))
     return reference_joins
 
 
@@ -214,7 +213,7 @@ def _unknown_joins(steps: dict, start: list, known: set) -> list[int]:
         if i in seen or i not in steps:
             continue
         seen.add(i)
-        frontier.extend(p for p in steps[i][3] if type(p) is int and p < i)
-        if JOINS.get(steps[i][0]) and tuple(steps[i][1]) not in known:
+        frontier.extend(p for p in steps[i].parents if type(p) is int and p < i)
+        if JOINS.get(steps[i].label) and tuple(steps[i].shape) not in known:
             found.append(i)
     return found

@@ -36,8 +36,8 @@ def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start
     if start is None:
         if not isinstance(output, torch.Tensor):
             return
-        holding = [i for i, s in enumerate(steps) if s[1].is_floating_point()
-                   and tuple(s[1].shape) == tuple(output.shape) and catalog.same_tensor(s[1], output)]
+        holding = [i for i, s in enumerate(steps) if s.value.is_floating_point()
+                   and tuple(s.value.shape) == tuple(output.shape) and catalog.same_tensor(s.value, output)]
         if not holding:  # no step of theirs computed it (an input returned as it came)
             _output_is_a_stage(diagnosis, stem, found, None, reference_steps, output, folder)
             return
@@ -48,16 +48,16 @@ def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start
         _output_is_a_stage(diagnosis, stem, found, steps[start], reference_steps, output, folder)
         return
     origin, transposed = _through_transposes(origin, steps, reference_steps, folder, stem)
-    at, code = line_at(steps[origin.step][2], folder, stem)
+    at, code = line_at(steps[origin.step].where, folder, stem)
     if transposed and at:
         diagnosis.notes.append(f"{at.split(', ')[-1]} transposes ({transposed}) a value the reference computes; the "
                                f"reference never computes it transposed")
-    own = [p for p in steps[origin.step][3] if type(p) is str and p != OUTSIDE] if len(steps[origin.step]) > 3 else []
-    if not at and (not own or steps[origin.step][2][0] in sound):  # made in a helper module of theirs from what
+    own = [p for p in steps[origin.step].parents if type(p) is str and p != OUTSIDE]
+    if not at and (not own or steps[origin.step].where[0] in sound):  # made in a helper module of theirs from what
         # this module's call passed it alone (not from the helper's own weights, which its construction may have sized
         # otherwise, unless that module passed every check of its own): that call's line
         called = called_into(steps[origin.step], stem, sound)
-        at, code = line_at(called or steps[entered_at(steps, origin.step, stem)][2], folder, stem)
+        at, code = line_at(called or steps[entered_at(steps, origin.step, stem)].where, folder, stem)
     if not at:
         return
     _dropped_or_repeated(diagnosis, stem, origin, steps, reference_steps, output, folder, at)
@@ -69,7 +69,7 @@ def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start
                                  "value" if origin.same_inputs else "combination" if origin.inputs_known else "inputs")
     _inverted_reordered_or_reduced(diagnosis, stem, origin, steps, reference_steps, folder, at)
     if origin.same_inputs:
-        uses_made(diagnosis, stem, at, code, computed_lines([step[2] for step in steps], stem), folder)
+        uses_made(diagnosis, stem, at, code, computed_lines([step.where for step in steps], stem), folder)
         return
     _inputs_made(diagnosis, stem, origin, steps, reference_steps, folder, at)
 
@@ -79,7 +79,7 @@ def _dropped_or_repeated(diagnosis: Diagnosis, stem: str, origin: Origin, steps:
     """Notes on the origin's line ``at``: a result computed and dropped on the way to it, and an
     operation it applies to a value that already holds the reference's result of that operation."""
     for j in discarded(steps, origin.step, reference_steps, output):  # a result computed and dropped on the way
-        dropped_at, dropped_code = line_at(steps[j][2], folder, stem)
+        dropped_at, dropped_code = line_at(steps[j].where, folder, stem)
         if dropped_at and dropped_at != at:
             shown = dropped_code.strip().replace("( ", "(").replace(" )", ")")
             note = (f"{dropped_at.split(', ')[-1]} ({shown}) computes a value and nothing of yours uses "
@@ -89,8 +89,8 @@ def _dropped_or_repeated(diagnosis: Diagnosis, stem: str, origin: Origin, steps:
                 diagnosis.notes.append(note)
             break
     if origin.same_inputs and (twice := applied_twice(steps, origin.step, reference_steps)) is not None:
-        made, made_code = line_at(steps[twice][2], folder, stem)
-        operation = operation_of(steps[origin.step][0])
+        made, made_code = line_at(steps[twice].where, folder, stem)
+        operation = operation_of(steps[origin.step].label)
         verb, noun = TWICE.get(operation, (f"applies {operation} to", operation))
         made_by = f" (made at {made.split(', ')[-1]}: {made_code.strip()})" if made and made != at and made_code else ""
         diagnosis.notes.append(f"{at.split(', ')[-1]} {verb} a value that already equals what the reference has after "
@@ -103,24 +103,24 @@ def _inverted_reordered_or_reduced(diagnosis: Diagnosis, stem: str, origin: Orig
     that leaves the entries in another shape's order (a permute is meant), a whole tensor reduced
     to one number where the reference reduces along one dimension."""
     for i in origin.inverted:  # a mask of the entries kept: said, beside the line that uses it
-        made, made_code = line_at(steps[i][2], folder, stem)
+        made, made_code = line_at(steps[i].where, folder, stem)
         if made:
             diagnosis.notes.append(f"{made.split(', ')[-1]} ({made_code.strip()}) gives the reference's mask inverted: "
                                    f"True exactly where the reference's mask is False")
-    if steps[origin.step][0] in ("reshape", "view") and (moved := reordered(steps[origin.step][1], reference_steps)):
+    if steps[origin.step].label in ("reshape", "view") and (moved := reordered(steps[origin.step].value, reference_steps)):
         shape, order = moved
         diagnosis.notes.append(
-            f"{at.split(', ')[-1]} gives shape {tuple(steps[origin.step][1].shape)} with the entries in the order they "
-            f"have in shape {shape} ({steps[origin.step][0]} never moves an entry to another dimension); the reference's "
-            f"tensor of shape {tuple(steps[origin.step][1].shape)} is the one of shape {shape} with its dimensions "
+            f"{at.split(', ')[-1]} gives shape {tuple(steps[origin.step].value.shape)} with the entries in the order they "
+            f"have in shape {shape} ({steps[origin.step].label} never moves an entry to another dimension); the reference's "
+            f"tensor of shape {tuple(steps[origin.step].value.shape)} is the one of shape {shape} with its dimensions "
             f"reordered: .permute{order}")
     if whole_reduction(steps, origin.step):
-        parent = next(p for p in steps[origin.step][3] if type(p) is int)
-        ways = reduced_along(reference_steps, steps[origin.step][0], steps[parent][1])
+        parent = next(p for p in steps[origin.step].parents if type(p) is int)
+        ways = reduced_along(reference_steps, steps[origin.step].label, steps[parent].value)
         if len(ways) == 1:
             diagnosis.notes.append(f"{at.split(', ')[-1]} reduces a whole tensor of shape "
-                                   f"{tuple(steps[parent][1].shape)} to one number ({steps[origin.step][0]} over every "
-                                   f"entry); " + reduced_instead(tuple(steps[parent][1].shape), *ways[0]))
+                                   f"{tuple(steps[parent].value.shape)} to one number ({steps[origin.step].label} over every "
+                                   f"entry); " + reduced_instead(tuple(steps[parent].value.shape), *ways[0]))
 
 
 def _inputs_made(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, reference_steps: list,
@@ -131,18 +131,18 @@ def _inputs_made(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, r
     if not diagnosis.origin and origin.inputs_known:  # the line shown combines values the reference has: said so
         diagnosis.origin_kind = "combination"
     # The reference's values, looked up for products with a parameter (x @ W_key) among the inputs.
-    known = KnownValues(reference_steps) if any(steps[i][0].startswith("x @ ") for i in origin.inputs) else None
+    known = KnownValues(reference_steps) if any(steps[i].label.startswith("x @ ") for i in origin.inputs) else None
     for i in origin.inputs:
-        made, made_code = line_at(steps[i][2], folder, stem)
+        made, made_code = line_at(steps[i].where, folder, stem)
         line = f"{made.split(', ')[-1]}: {made_code}"
         if made and made != at and made_code and line not in diagnosis.inputs:
             diagnosis.inputs.append(line)
             _parameter_holds_another(diagnosis, steps[i], reference_steps, known, made, made_code)
         # A value made from the module's own tensors alone (self.mask sliced), which the reference never
         # has: what the module keeps is where it differs; the lines that make that attribute are shown.
-        own = [p for p in steps[i][3] if type(p) is str and p != OUTSIDE]
-        if own and len(own) == len(steps[i][3]) and made and made_code and not diagnosis.made:
-            uses_made(diagnosis, stem, made, made_code, computed_lines([step[2] for step in steps], stem), folder)
+        own = [p for p in steps[i].parents if type(p) is str and p != OUTSIDE]
+        if own and len(own) == len(steps[i].parents) and made and made_code and not diagnosis.made:
+            uses_made(diagnosis, stem, made, made_code, computed_lines([step.where for step in steps], stem), folder)
             diagnosis.made = [line for line in diagnosis.made if line.split(":")[0].removeprefix("self.") in own]
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
 
@@ -160,7 +160,7 @@ def _through_transposes(origin, steps: list, reference_steps: list, folder: Path
     path, values = Path(folder) / f"{stem}.py", KnownValues(reference_steps)
 
     def flipped_unknown(p: int) -> bool:
-        value = steps[p][1]
+        value = steps[p].value
         if value.dim() < 2 or value.numel() <= 1:
             return False
         flips = [value.mT] + ([value.permute(*reversed(range(value.dim())))] if value.dim() > 2 else [])
@@ -168,13 +168,13 @@ def _through_transposes(origin, steps: list, reference_steps: list, folder: Path
                    and not values.matching(t, exact=True) for t in flips)
 
     step = steps[origin.step]
-    parents = sorted({p for p in (step[3] if len(step) > 3 else ()) if type(p) is int and 0 <= p < origin.step})
+    parents = sorted({p for p in step.parents if type(p) is int and 0 <= p < origin.step})
     for p in parents:
-        where = steps[p][2]
+        where = steps[p].where
         attribute = transposed_at(path, where[1])[0] if where[0] == f"{stem}.py" and where[1] else ""
-        if attribute and where[1] != step[2][1] and flipped_unknown(p):
+        if attribute and where[1] != step.where[1] and flipped_unknown(p):
             return Origin(p, False, [], inputs_known=False), f".{attribute}"
-    if (step[2][0] == f"{stem}.py" and step[2][1] and transposed_at(path, step[2][1])[1]
+    if (step.where[0] == f"{stem}.py" and step.where[1] and transposed_at(path, step.where[1])[1]
             and any(flipped_unknown(p) for p in parents)):
         return Origin(origin.step, False, [], inputs_known=False), ""
     return origin, ""
@@ -190,7 +190,7 @@ def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list | None
         if tuple(stage.value.shape) == tuple(output.shape) and catalog.same_tensor(stage.value, output):
             diagnosis.relation = f"your output is the reference's {stage.name}"
             if not diagnosis.where and step is not None:
-                diagnosis.where, diagnosis.code = line_at(step[2], folder, stem)
+                diagnosis.where, diagnosis.code = line_at(step.where, folder, stem)
             return
 
 
@@ -200,10 +200,10 @@ def _parameter_holds_another(diagnosis: Diagnosis, step: list, reference_steps: 
     product with another of them (``x @ W_value``), on the same inputs and seed: said, with both names
     (the parameter holds the other's values: made in another order, or given the other's). ``known``:
     the reference's values (:class:`KnownValues` of ``reference_steps``)."""
-    mine = step[0]
-    if known is None or not mine.startswith("x @ ") or not isinstance(step[1], torch.Tensor):
+    mine = step.label
+    if known is None or not mine.startswith("x @ ") or not isinstance(step.value, torch.Tensor):
         return
-    theirs = {reference_steps[r][0] for r in known.matching(step[1], exact=True) if r >= 0}
+    theirs = {reference_steps[r].label for r in known.matching(step.value, exact=True) if r >= 0}
     others = sorted(label for label in theirs if label.startswith("x @ ") and label != mine)
     if others and mine not in theirs:
         note = (f"{at.split(', ')[-1]} ({code.strip()}) gives what the reference's {others[0]} gives, on the same "
