@@ -29,7 +29,7 @@ from grader.diagnosis.tolerance import ATOL
 from grader.diagnosis.unwritten import unwritten
 from grader.diagnosis.wrong_value import show_value_origin
 from grader.model import Diagnosis
-from grader.sandbox.protocol import ShapeStep
+from grader.sandbox.protocol import ShapeStep, Step
 
 
 def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | None, expected_output=None,
@@ -71,7 +71,7 @@ def show_step(diagnosis: Diagnosis, stem: str, localized: list, folder: Path | N
     _relation_on_every_run(diagnosis, found, localized)
 
 
-def _missing_part(diagnosis: Diagnosis, stem: str, run, found, all_steps: list, at_float: list[int], output,
+def _missing_part(diagnosis: Diagnosis, stem: str, run, found, all_steps: list[Step], at_float: list[int], output,
                   expected_output, folder: Path | None) -> None:
     """A part of the stage that nothing of theirs computes: the line computing the other parts (of
     this module: the line that called into a helper module of theirs), and no walk back; rows of the
@@ -88,8 +88,8 @@ def _missing_part(diagnosis: Diagnosis, stem: str, run, found, all_steps: list, 
                   given_tensors(run.kwargs))
 
 
-def _no_step_gives(diagnosis: Diagnosis, stem: str, found, all_steps: list, at_float: list[int], reference_steps: list,
-                   output, folder: Path | None, sound: frozenset) -> None:
+def _no_step_gives(diagnosis: Diagnosis, stem: str, found, all_steps: list[Step], at_float: list[int],
+                   reference_steps: list[Step], output, folder: Path | None, sound: frozenset) -> None:
     """No step of theirs plays the stage: said by value or by shape; where the first step of a
     shape the reference never makes is known (and no concept is confirmed), that step and its line."""
     steps = [all_steps[i] for i in at_float]
@@ -108,7 +108,7 @@ def _no_step_gives(diagnosis: Diagnosis, stem: str, found, all_steps: list, at_f
             diagnosis.where, diagnosis.code = line_at(called, folder, stem)
 
 
-def _joined_into_output(diagnosis: Diagnosis, stem: str, found, all_steps: list, reference_steps: list, output,
+def _joined_into_output(diagnosis: Diagnosis, stem: str, found, all_steps: list[Step], reference_steps: list[Step], output,
                         expected_output, folder: Path | None) -> None:
     """An output of the wrong shape made by a wrong join: shown as where it goes wrong, in place of
     the lines the walk gave (and of the line of the first shape the reference never makes)."""
@@ -219,14 +219,14 @@ def _as_its_line_leaves_it(actual, expected, where: list, folder: Path | None, s
     return actual.mT
 
 
-def _for_its_shape_only(steps: list, i: int) -> bool:
+def _for_its_shape_only(steps: list[Step], i: int) -> bool:
     """Whether every step computed from ``steps[i]`` reads only its shape (``torch.zeros_like``): a
     value made to size a tensor to write into, never itself a wrong value or a wrong shape to show."""
     users = [s for s in steps if i in s.parents]
     return bool(users) and all(s.label.split("[")[0] in FOR_SHAPE for s in users)
 
 
-def _expected_computed_and_dropped(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None,
+def _expected_computed_and_dropped(diagnosis: Diagnosis, stem: str, found, steps: list[Step], output, folder: Path | None,
                                    given: tuple) -> None:
     """When the student's output is a tensor the probe gave, unchanged, and a step of theirs holds
     exactly the expected output while nothing of theirs uses it (``X.masked_fill(mask, value)`` on

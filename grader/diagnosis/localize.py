@@ -24,7 +24,8 @@ def _matches(stage: Stage, value: torch.Tensor) -> bool:
     return False
 
 
-def first_difference(reference_steps: list, reference_output, student_steps: list, student_output) -> Localization | None:
+def first_difference(reference_steps: list[Step], reference_output, student_steps: list[Step],
+                     student_output) -> Localization | None:
     """The first reference step that no student step reproduces, or None if all are there.
 
     "Yours" is the student's step that plays its part: among the steps made after the last one
@@ -269,7 +270,7 @@ def _yours(stage: Stage, theirs: list, after: int, place: Localization, right: l
     return None
 
 
-def shape_departure(reference_steps: list, student_steps: list) -> int | None:
+def shape_departure(reference_steps: list[Step], student_steps: list[Step] | list[ShapeStep]) -> int | None:
     """The index of the first student step that gives a shape the reference's steps of the same
     kind (label: ``squeeze``, ``view``, ``matmul`` ...) never give: where a wrong shape was made;
     None if there is none. Kinds of step the reference never takes (another style) are not judged.

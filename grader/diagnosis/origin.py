@@ -26,6 +26,7 @@ import torch
 from grader.diagnosis.catalog import same_tensor
 from grader.diagnosis.known_values import LAYOUT, PARTS, KnownValues
 from grader.diagnosis.reductions import whole_reduction
+from grader.sandbox.protocol import Step
 from grader.sandbox.trace import OUTSIDE
 
 
@@ -71,7 +72,7 @@ FOR_SHAPE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "ra
                        "new_ones", "new_empty", "new_full"})
 
 
-def value_origin(steps: list, start: int, reference_steps: list, extra=(),
+def value_origin(steps: list[Step], start: int, reference_steps: list[Step], extra=(),
                  parts: tuple[int, int] | None = None, proven=()) -> Origin | None:
     """Where the value at ``steps[start]`` first went wrong (see the module docstring). ``parts``: the
     student computes the reference's steps one part at a time, this way (a loop over heads, see
@@ -117,7 +118,7 @@ def value_origin(steps: list, start: int, reference_steps: list, extra=(),
     return Origin(root, False, _inputs_shown(steps, inputs, matched, values, parents_of), inputs_known=all(matched))
 
 
-def _behind(proven, steps: list, parents_of) -> set[int]:
+def _behind(proven, steps: list[Step], parents_of) -> set[int]:
     """The steps ``proven`` and every step they were computed from."""
     behind: set[int] = set()
     frontier = [i for i in proven if 0 <= i < len(steps)]
@@ -129,7 +130,7 @@ def _behind(proven, steps: list, parents_of) -> set[int]:
     return behind
 
 
-def _not_judged(steps: list, parents_of) -> tuple[dict[int, bool], set[int], set[int]]:
+def _not_judged(steps: list[Step], parents_of) -> tuple[dict[int, bool], set[int], set[int]]:
     """The steps not judged by value (``constant``), and among them the tensors made only to be
     written into (``starts``) and the copies of what the code was given (``copies``).
 
@@ -157,7 +158,7 @@ def _not_judged(steps: list, parents_of) -> tuple[dict[int, bool], set[int], set
     return constant, starts, copies
 
 
-def _inputs_shown(steps: list, inputs: list[int], matched: list, values: KnownValues, parents_of) -> list[int]:
+def _inputs_shown(steps: list[Step], inputs: list[int], matched: list, values: KnownValues, parents_of) -> list[int]:
     """What the origin was computed from, and the layout steps those came through (a permute before
     a view); a part (one head) of a reference value is not shown: the reference holds it too."""
     inputs = [p for p in inputs if not (steps[p].label.split("[")[0] in PARTS and values.holds_part(steps[p].value))
@@ -188,7 +189,7 @@ def operation_of(label: str) -> str:
             "mul_": "mul", "_softmax": "softmax"}.get(label, label)
 
 
-def applied_twice(steps: list, root: int, reference_steps: list) -> int | None:
+def applied_twice(steps: list[Step], root: int, reference_steps: list[Step]) -> int | None:
     """The input of ``steps[root]`` that already holds exactly the result of the reference's own step
     of the same operation (a division by the scale, a softmax), where ``root`` applies that operation
     once more: the operation is applied twice. That input's index, else None."""
@@ -210,7 +211,7 @@ def applied_twice(steps: list, root: int, reference_steps: list) -> int | None:
     return None
 
 
-def discarded(steps: list, root: int, reference_steps: list, output=None) -> list[int]:
+def discarded(steps: list[Step], root: int, reference_steps: list[Step], output=None) -> list[int]:
     """The student's steps computed before ``root`` (where a walk stopped) from a value ``root``
     reads too (the same step, or one holding the same value), that nothing of theirs uses afterwards (no later step is computed from them, and they
     are not the output), while each holds exactly a value the reference computes and goes on with (a
@@ -272,7 +273,7 @@ def _combines(values: KnownValues, q: int, matched: list[list[int]]) -> bool:
     return assign(0, [])
 
 
-def reordered(value: torch.Tensor, reference_steps: list) -> tuple | None:
+def reordered(value: torch.Tensor, reference_steps: list[Step]) -> tuple | None:
     """For a student's value of the shape of one of the reference's values but other values in it,
     whose numbers in this very order the reference holds under another shape: that other shape and
     the order of its dimensions (``permute(order)``) that gives the reference's value of this shape,

@@ -12,9 +12,10 @@ import itertools
 import torch
 
 from grader.diagnosis.known_values import KnownValues
+from grader.sandbox.protocol import ShapeStep, Step
 
 
-def dropped_dimension(steps: dict, raised: list) -> tuple | None:
+def dropped_dimension(steps: dict[int, ShapeStep], raised: list) -> tuple | None:
     """Of what the call that raised received (``raised``, indices of ``steps``), a reduction step that
     dropped one dimension of what it reduced (``sum(dim=-1)`` without keepdim), such that with that
     dimension kept (size 1) every operand broadcasts, where as they are they do not: ``(step, the
@@ -45,7 +46,7 @@ def dropped_dimension(steps: dict, raised: list) -> tuple | None:
     return None
 
 
-def _reductions_of_the_same(steps: dict, k: int, reference_steps: list) -> tuple[tuple, list[tuple]]:
+def _reductions_of_the_same(steps: dict[int, ShapeStep], k: int, reference_steps: list[Step]) -> tuple[tuple, list[tuple]]:
     """The shape of what the student's reduction ``steps[k]`` reduced, and the result shapes of the
     reference's reductions of the same kind of a value of that very shape."""
     sources = [q for q in steps[k].parents if type(q) is int and q in steps]
@@ -60,7 +61,7 @@ def _reductions_of_the_same(steps: dict, k: int, reference_steps: list) -> tuple
     return source, shapes
 
 
-def reference_reduction(steps: dict, k: int, reference_steps: list) -> tuple[int, tuple] | None:
+def reference_reduction(steps: dict[int, ShapeStep], k: int, reference_steps: list[Step]) -> tuple[int, tuple] | None:
     """``(dimension, shape)`` when the reference reduces a value of the shape the student's reduction
     ``steps[k]`` reduced, by the same operation, always over one other dimension it can be told by
     (dropping it, without keepdim): then keepdim is not the fix, the dimension is."""
@@ -72,7 +73,7 @@ def reference_reduction(steps: dict, k: int, reference_steps: list) -> tuple[int
     return (dims[0], shapes[0]) if len(dims) == 1 else None
 
 
-def reduced_otherwise(steps: dict, k: int, reference_steps: list) -> bool:
+def reduced_otherwise(steps: dict[int, ShapeStep], k: int, reference_steps: list[Step]) -> bool:
     """Whether the reference reduces a value of the shape the student's reduction ``steps[k]`` reduced,
     by the same operation, without keeping the dimension (so "keepdim=True" is not what it does)."""
     source, shapes = _reductions_of_the_same(steps, k, reference_steps)
@@ -100,7 +101,7 @@ def reduced_instead(shape: tuple, dim: int, kept: bool) -> str:
 REDUCTIONS = frozenset({"sum", "mean", "amax", "max", "amin", "min", "norm", "logsumexp", "prod"})
 
 
-def whole_reduction(steps: list, i: int) -> bool:
+def whole_reduction(steps: list[Step], i: int) -> bool:
     """Whether the student's step ``i`` reduces a whole tensor (of more than one number) to one number."""
     step = steps[i]
     parents = [p for p in step.parents if type(p) is int and 0 <= p < i]
@@ -108,7 +109,7 @@ def whole_reduction(steps: list, i: int) -> bool:
             and steps[parents[0]].value.numel() > 1)
 
 
-def reduced_along(reference_steps: list, label: str, source: torch.Tensor) -> list[tuple[int, bool]]:
+def reduced_along(reference_steps: list[Step], label: str, source: torch.Tensor) -> list[tuple[int, bool]]:
     """``(dimension, kept)`` for each way the reference's steps of kind ``label`` (``sum``) reduce a
     value equal to ``source`` (same shape) to more than one number: the dimension counted from the
     end, and whether the result keeps it (``keepdim=True``, size 1); else []."""

@@ -19,7 +19,7 @@ from grader.diagnosis.source_text import called_on, statement_at
 from grader.diagnosis.student_lines import computed_lines, line_at, uses_made
 from grader.diagnosis.wrong_shapes import first_unknown_shape, shape_origin, wrong_join
 from grader.model import Diagnosis
-from grader.sandbox.protocol import ShapeStep, parse_shapes
+from grader.sandbox.protocol import ShapeStep, Step, parse_shapes
 from grader.sandbox.trace import OUTSIDE
 
 
@@ -65,8 +65,8 @@ def show_shape_origin(diagnosis: Diagnosis, stem: str, source, run: ProbeRun, fo
         uses_made(diagnosis, stem, raised_at, diagnosis.code, computed, folder, layers=layers, same_method=True)
 
 
-def _reduction_dropped(diagnosis: Diagnosis, stem: str, steps: dict, dropped: tuple, theirs: tuple | None, leaves_at: str,
-                       folder: Path | None) -> None:
+def _reduction_dropped(diagnosis: Diagnosis, stem: str, steps: dict[int, ShapeStep], dropped: tuple, theirs: tuple | None,
+                       leaves_at: str, folder: Path | None) -> None:
     """A reduction of what the call that raised received that dropped a dimension
     (:func:`grader.diagnosis.reductions.dropped_dimension`): said, with the dimension the reference
     reduces over (``theirs``) where it reduces the same value otherwise, else with keepdim; its line
@@ -92,8 +92,8 @@ def _reduction_dropped(diagnosis: Diagnosis, stem: str, steps: dict, dropped: tu
         diagnosis.origin, diagnosis.origin_code = f"{at} (a step of shape {tuple(steps[k].shape)}, which the reference never makes)", code
 
 
-def _departure_shown(diagnosis: Diagnosis, stem: str, steps: dict, raised: list, reference_steps: list, run: ProbeRun,
-                     leaves_at: str, computed: set[int], folder: Path | None) -> bool:
+def _departure_shown(diagnosis: Diagnosis, stem: str, steps: dict[int, ShapeStep], raised: list, reference_steps: list[Step],
+                     run: ProbeRun, leaves_at: str, computed: set[int], folder: Path | None) -> bool:
     """The first step of a shape the reference never makes (:func:`_shape_departures`), shown where
     it is on another line than the one the error leaves this module at, with the lines and numbers
     that size it; True when shown."""
@@ -166,8 +166,8 @@ REORDERINGS = {"permute": "permutes", "transpose": "transposes", "swapaxes": "sw
                "mT": "transposes", "T": "transposes"}  # what the reference does, said in a sentence
 
 
-def _rows_before_reordering(diagnosis: Diagnosis, stem: str, steps: dict, k: int, reference_steps: list, at: str,
-                            folder: Path | None) -> None:
+def _rows_before_reordering(diagnosis: Diagnosis, stem: str, steps: dict[int, ShapeStep], k: int, reference_steps: list[Step],
+                            at: str, folder: Path | None) -> None:
     """Rows of a loop over a tensor (``for x in X``) of a shape the reference never makes, taken along
     dimension 0 of a value whose shape and kind the reference makes too and then reorders (a permute,
     a transpose) into another order: said, with both orders and the line that made the value (the
@@ -194,7 +194,7 @@ def _rows_before_reordering(diagnosis: Diagnosis, stem: str, steps: dict, k: int
             return
 
 
-def _ancestors(steps: dict, start: list[int]) -> set[int]:
+def _ancestors(steps: dict[int, ShapeStep], start: list[int]) -> set[int]:
     """The steps ``start`` are computed from, and those they are computed from, and so on (``start`` too)."""
     seen, frontier = set(), list(start)
     while frontier:
@@ -206,7 +206,7 @@ def _ancestors(steps: dict, start: list[int]) -> set[int]:
     return seen
 
 
-def _shape_departures(steps: dict, raised: list, reference_steps: list, given: tuple = ()) -> list[int]:
+def _shape_departures(steps: dict[int, ShapeStep], raised: list, reference_steps: list[Step], given: tuple = ()) -> list[int]:
     """Candidates for where a wrong shape was made, best first: the walk back from what the call
     that raised received, then the first step whose shape the reference's steps of its kind never have.
     ``given``: the shapes of the tensors the probe gave (a part of one is taken from no step)."""
@@ -220,7 +220,7 @@ def _shape_departures(steps: dict, raised: list, reference_steps: list, given: t
     return found
 
 
-def joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict, start: list, reference_steps: list, expected,
+def joined_wrong(diagnosis: Diagnosis, stem: str, steps: dict[int, ShapeStep], start: list, reference_steps: list[Step], expected,
                  folder: Path | None) -> bool:
     """A ``torch.cat`` / ``torch.stack`` of the student's, on the way to what differs (``start``), that
     makes a shape the reference never makes from pieces of the right shape (see

@@ -51,7 +51,7 @@ def line_at(where: list, folder: Path | None, stem: str) -> tuple[str, str]:
     return at, code
 
 
-def entered_at(steps: list, i: int, stem: str) -> int:
+def entered_at(steps: list[Step], i: int, stem: str) -> int:
     """The first step after ``i`` made at a line of ``stem``.py and computed from step ``i`` (through
     steps of other files): the line of the diagnosed module whose call into a helper module of the
     student's (their own ``scoring.py``) made what step ``i`` made there; ``i`` when there is none."""

@@ -19,10 +19,11 @@ from grader.diagnosis.source_text import statement_at
 from grader.diagnosis.student_lines import line_at
 from grader.diagnosis.tolerance import ATOL
 from grader.model import Diagnosis
+from grader.sandbox.protocol import Step
 from grader.sandbox.trace import OUTSIDE
 
 
-def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folder: Path | None,
+def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list[Step], output, folder: Path | None,
               given: tuple = ()) -> None:
     """A tensor filled with one number, or copied from what the code was given (``X.clone()``), or
     given and written into as it came (``X[r, n:] = value``), then written into (``context[i] =
@@ -75,7 +76,7 @@ def unwritten(diagnosis: Diagnosis, stem: str, found, steps: list, output, folde
             f"{written} ({statement_at(path, written)}) writes into it and never into them")
 
 
-def _how_it_began(steps: list, final: int, actual: torch.Tensor) -> tuple[int | None, bool]:
+def _how_it_began(steps: list[Step], final: int, actual: torch.Tensor) -> tuple[int | None, bool]:
     """Walking back from the last write (``final``): the step that made the tensor written into (filled
     with one number, or a copy), else None; and whether a write went into what the code was given."""
     seen, frontier, start, outside = set(), [final], None, False
@@ -94,7 +95,7 @@ def _how_it_began(steps: list, final: int, actual: torch.Tensor) -> tuple[int | 
     return start, outside
 
 
-def _began_with(steps: list, start: int | None, outside: bool, given: tuple, actual: torch.Tensor,
+def _began_with(steps: list[Step], start: int | None, outside: bool, given: tuple, actual: torch.Tensor,
                 differs: torch.Tensor) -> torch.Tensor | None:
     """What the tensor held before it was written into: the step that made it, else (written into as
     it was given) the one tensor of the probe's that its differing entries still hold; else None."""

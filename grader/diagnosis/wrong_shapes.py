@@ -15,6 +15,7 @@ import torch
 
 from grader.diagnosis.known_values import PARTS
 from grader.diagnosis.origin import first_unknown
+from grader.sandbox.protocol import ShapeStep, Step
 
 
 def one_part_shapes(shape: tuple) -> set[tuple]:
@@ -33,7 +34,7 @@ def one_part_shapes(shape: tuple) -> set[tuple]:
 ALIKE = ({"__getitem__", "unsqueeze"},)
 
 
-def shape_knowledge(steps: dict, reference_steps: list, given: tuple = ()):
+def shape_knowledge(steps: dict[int, ShapeStep], reference_steps: list[Step], given: tuple = ()):
     """``known(i)``: whether the student's step ``i`` (of ``steps``: ``{index: ShapeStep}``) has a
     shape the reference's steps of its kind have (any step's, for a kind it never takes), or is one part of such a value computed as a loop over heads computes it: a part taken
     (``queries[:, h]``) of a value whose shape is known, where the reference takes no part of that
@@ -89,7 +90,7 @@ def _splits_of(shape: tuple, every: set) -> list[tuple]:
             and s[-2] * s[-1] == shape[-1]] if shape else []
 
 
-def shape_origin(steps: dict, raised: list, reference_steps: list, given: tuple = ()) -> int | None:
+def shape_origin(steps: dict[int, ShapeStep], raised: list, reference_steps: list[Step], given: tuple = ()) -> int | None:
     """The student's step (an index of ``steps``: ``{index: ShapeStep}``) where
     a shape the reference never makes (:func:`shape_knowledge`) is made first, walking back from
     what the call that raised received (``raised``)."""
@@ -101,7 +102,7 @@ def shape_origin(steps: dict, raised: list, reference_steps: list, given: tuple 
     return first_unknown(raised, parents_of, known)
 
 
-def first_unknown_shape(steps: dict, reference_steps: list, given: tuple = ()) -> int | None:
+def first_unknown_shape(steps: dict[int, ShapeStep], reference_steps: list[Step], given: tuple = ()) -> int | None:
     """The student's first step, in the order made, of a kind the reference takes and a shape it
     never makes (:func:`shape_knowledge`); None if there is none."""
     known, shapes = shape_knowledge(steps, reference_steps, given)
@@ -141,7 +142,8 @@ def _join_dims(kind: str, shape: tuple, pieces: list[tuple]) -> list[int]:
                                                 for p in pieces) and sum(p[d] for p in pieces) == shape[d]]
 
 
-def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple | None = None) -> Join | None:
+def wrong_join(steps: dict[int, ShapeStep], start: list, reference_steps: list[Step],
+               expected: tuple | None = None) -> Join | None:
     """Walking back from ``start`` (indices of ``steps``: ``{index: ShapeStep}``),
     the first join whose shape neither the reference's steps nor ``expected`` (the shape it should
     have: the output's, or what the layer it feeds is given in the reference) have, and whose pieces,
@@ -190,7 +192,7 @@ def wrong_join(steps: dict, start: list, reference_steps: list, expected: tuple 
     return None
 
 
-def _reference_joins(reference_steps: list) -> list[tuple]:
+def _reference_joins(reference_steps: list[Step]) -> list[tuple]:
     """``(kind, piece shape, count, dim, shape)`` of each of the reference's own joins of pieces of
     one shape along one dimension."""
     reference_joins = []
@@ -205,7 +207,7 @@ def _reference_joins(reference_steps: list) -> list[tuple]:
     return reference_joins
 
 
-def _unknown_joins(steps: dict, start: list, known: set) -> list[int]:
+def _unknown_joins(steps: dict[int, ShapeStep], start: list, known: set) -> list[int]:
     """Walking back from ``start``: the student's joins whose shape is none of ``known``."""
     seen, frontier, found = set(), [i for i in start if type(i) is int], []
     while frontier:

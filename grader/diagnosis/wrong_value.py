@@ -22,10 +22,11 @@ from grader.diagnosis.source_text import MAX_LINES, transposed_at
 from grader.diagnosis.stages import OUTPUT, stages
 from grader.diagnosis.student_lines import called_into, computed_lines, entered_at, line_at, uses_made
 from grader.model import Diagnosis
+from grader.sandbox.protocol import Step
 from grader.sandbox.trace import OUTSIDE
 
 
-def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start: int | None, reference_steps: list,
+def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list[Step], start: int | None, reference_steps: list[Step],
                       output, folder: Path | None, proven=(), sound: frozenset = frozenset()) -> None:
     """Where the first value of the student's that the reference never computes was made, walking
     back from the student's step at the differing stage (``start``, an index of ``steps``: all of
@@ -74,7 +75,7 @@ def show_value_origin(diagnosis: Diagnosis, stem: str, found, steps: list, start
     _inputs_made(diagnosis, stem, origin, steps, reference_steps, folder, at)
 
 
-def _dropped_or_repeated(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, reference_steps: list, output,
+def _dropped_or_repeated(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list[Step], reference_steps: list[Step], output,
                          folder: Path | None, at: str) -> None:
     """Notes on the origin's line ``at``: a result computed and dropped on the way to it, and an
     operation it applies to a value that already holds the reference's result of that operation."""
@@ -97,8 +98,8 @@ def _dropped_or_repeated(diagnosis: Diagnosis, stem: str, origin: Origin, steps:
                                f"its own {noun}{made_by}: your code applies the {noun} twice, the reference once")
 
 
-def _inverted_reordered_or_reduced(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, reference_steps: list,
-                                   folder: Path | None, at: str) -> None:
+def _inverted_reordered_or_reduced(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list[Step],
+                                   reference_steps: list[Step], folder: Path | None, at: str) -> None:
     """Notes on the origin's line ``at``: a mask it uses that is the reference's inverted, a reshape
     that leaves the entries in another shape's order (a permute is meant), a whole tensor reduced
     to one number where the reference reduces along one dimension."""
@@ -123,7 +124,7 @@ def _inverted_reordered_or_reduced(diagnosis: Diagnosis, stem: str, origin: Orig
                                    f"entry); " + reduced_instead(tuple(steps[parent].value.shape), *ways[0]))
 
 
-def _inputs_made(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, reference_steps: list,
+def _inputs_made(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list[Step], reference_steps: list[Step],
                  folder: Path | None, at: str) -> None:
     """For an origin computed from values the reference never combines so: the lines that made them
     (and, for a value made from the module's own tensors alone, the lines that make those), with a
@@ -147,7 +148,7 @@ def _inputs_made(diagnosis: Diagnosis, stem: str, origin: Origin, steps: list, r
     diagnosis.inputs = diagnosis.inputs[:MAX_LINES]
 
 
-def _through_transposes(origin, steps: list, reference_steps: list, folder: Path | None, stem: str):
+def _through_transposes(origin, steps: list[Step], reference_steps: list[Step], folder: Path | None, stem: str):
     """The walk's origin, checked against what the trace cannot see: it follows ``.T`` (``.mT``, ``.H``,
     ``.mH``) through as the same value, so a step assigned as ``mask = expr.T`` holds ``expr``'s value,
     and a line reading ``x.T`` is recorded as computed from ``x``. Where the walk's claim that a line is
@@ -180,7 +181,7 @@ def _through_transposes(origin, steps: list, reference_steps: list, folder: Path
     return origin, ""
 
 
-def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list | None, reference_steps: list, output,
+def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: Step | None, reference_steps: list[Step], output,
                        folder: Path | None) -> None:
     """When the student's output is the reference's value of another named step (the weights
     returned instead of the context vectors), say which, and where the student computed it."""
@@ -194,7 +195,7 @@ def _output_is_a_stage(diagnosis: Diagnosis, stem: str, found, step: list | None
             return
 
 
-def _parameter_holds_another(diagnosis: Diagnosis, step: list, reference_steps: list, known: KnownValues | None,
+def _parameter_holds_another(diagnosis: Diagnosis, step: Step, reference_steps: list[Step], known: KnownValues | None,
                              at: str, code: str) -> None:
     """A product with one of the module's parameters (``x @ W_key``) whose value is the reference's
     product with another of them (``x @ W_value``), on the same inputs and seed: said, with both names
