@@ -11,7 +11,7 @@ import torch
 from grader.diagnosis.origin import value_origin
 from grader.diagnosis.source_text import made_at, source_tree, statement_at
 from grader.diagnosis.wrong_shapes import shape_origin
-from grader.sandbox import probing, trace
+from grader.sandbox import failure_shapes, probing, trace
 from grader.sandbox.protocol import Step, parse_shapes
 
 REFERENCE = """import torch
@@ -100,7 +100,7 @@ def test_an_error_carries_what_the_failing_call_received_and_the_walk_finds_the_
         with probing.sending_steps(True), trace.student_files(str(tmp_path)), probing.recorded():
             namespace["f"](torch.rand(1, 1, 4))
     except (RuntimeError, IndexError) as exc:
-        steps, raised = parse_shapes(probing.shapes_of_failure(exc))
+        steps, raised = parse_shapes(failure_shapes.shapes_of_failure(exc))
     assert steps, "the squeezed tensor no longer fits torch.cat"
     with trace.recording() as reference:  # squeeze(0): (1, 4)
         torch.cat([torch.rand(1, 1, 4).squeeze(0) * 2, torch.ones(1, 3)], dim=1)

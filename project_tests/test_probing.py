@@ -11,7 +11,7 @@ import pytest
 
 from grader.sandbox import fault
 from grader.suite import probe_specs
-from grader.sandbox import probing
+from grader.sandbox import linear_layers, probing
 from grader.assignment import Assignment
 from grader.batch.pool import failed
 from grader.sandbox.worker import BUILTIN_PROBES
@@ -266,18 +266,18 @@ def test_fixed_layers_take_the_same_numbers_in_the_order_they_are_built_and_tell
         return module, module(x).detach()
 
     initialize = nn.Linear.reset_parameters
-    monkeypatch.setattr(probing, "_fixed", None)  # as in a process that has not drawn them yet
+    monkeypatch.setattr(linear_layers, "_fixed", None)  # as in a process that has not drawn them yet
     torch.manual_seed(5)
     before = torch.rand(3)
     torch.manual_seed(5)
     module, expected = output()
     assert torch.equal(before, torch.rand(3))  # drawn from a generator of their own: the global stream is untouched
-    values, offset = probing.fixed_values(), 0
+    values, offset = linear_layers.fixed_values(), 0
     for layer in (module.W_query, module.W_key, module.W_value, module.out_proj):  # in the order they are built
         for parameter in (layer.weight, layer.bias) if layer.bias is not None else (layer.weight,):
             assert torch.equal(parameter.detach().flatten(), values[offset:offset + parameter.numel()])
             offset += parameter.numel()
-    assert offset == 2_360_064 and probing.fixed_values() is values  # drawn once per process
+    assert offset == 2_360_064 and linear_layers.fixed_values() is values  # drawn once per process
     assert torch.equal(output()[1], expected)  # the same at every build
     assert torch.equal(output("registered_otherwise")[1], expected)  # registered in another order: the same
     # What the output tells apart, with the reference's number of parameters or a near one: other

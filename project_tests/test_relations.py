@@ -10,7 +10,7 @@ from grader.diagnosis.localize import first_difference, shape_departure
 from grader.diagnosis.relations import relation
 from grader.diagnosis.sent import AssignedNumber, numbers_with_lines, steps_of
 from grader.diagnosis.stages import Localization
-from grader.sandbox import probing, protocol, trace
+from grader.sandbox import failure_shapes, probing, protocol, trace
 from grader.sandbox.protocol import ShapeStep, Step, parse_shapes
 
 torch.manual_seed(0)
@@ -93,7 +93,7 @@ def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
         with probing.sending_steps(True), trace.student_files(str(tmp_path)), probing.recorded():
             namespace["f"](x)
     except RuntimeError as exc:
-        steps, _ = parse_shapes(probing.shapes_of_failure(exc))
+        steps, _ = parse_shapes(failure_shapes.shapes_of_failure(exc))
         shapes = [steps[i] for i in sorted(steps)]
     assert shapes[0] == ShapeStep("squeeze", [3, 4], ["mine.py", 4, 0], [])
     reference = [Step("squeeze", torch.zeros(1, 3, 4), ["", 0, 0], []), Step("matmul", torch.zeros(1, 3, 2), ["", 0, 0], [])]

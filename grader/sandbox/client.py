@@ -22,7 +22,7 @@ from grader.sandbox.protocol import CRASH, OUTCOMES, ErrorAccount, Plan
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 MAX_MESSAGE = 1000  # characters of one error message from the sandbox
-MAX_SHAPES = 4000  # characters of the steps' shapes sent with an error (probing.shapes_text)
+MAX_SHAPES = 4000  # characters of the steps' shapes sent with an error (failure_shapes.shapes_text)
 MAX_PLAN_BYTES = 256 * 1024 * 1024  # results of one plan kept in this process; beyond, errors
 MAX_OUTPUT = 20_000  # characters of one module's captured output (the zygote keeps fewer)
 

@@ -29,8 +29,9 @@ from pathlib import Path
 import torch
 
 from grader.sandbox import protocol, seeding
+from grader.sandbox.failure_shapes import SHAPES, shapes_text
 from grader.sandbox.fault import ProbeError, caught, explain, student_code  # noqa: F401 - part of the probing API
-from grader.sandbox.protocol import ShapeStep, Step
+from grader.sandbox.linear_layers import linear_layers_fixed, linear_layers_uninitialized
 from grader.sandbox.trace import recording
 
 
@@ -75,66 +76,6 @@ def build(student, name: str, *args, seed: int | None = None, train: bool | None
     if train is not None:
         call(module.train, train)
     return module
-
-
-@contextlib.contextmanager
-def _linear_layers_reset_by(reset):
-    """Within this block, ``nn.Linear`` calls ``reset(layer)`` where it would draw its parameters."""
-    original = torch.nn.Linear.reset_parameters
-    torch.nn.Linear.reset_parameters = reset
-    try:
-        yield
-    finally:
-        torch.nn.Linear.reset_parameters = original
-
-
-def linear_layers_uninitialized():
-    """Within this block, ``nn.Linear`` skips ``reset_parameters`` (see :func:`build`)."""
-    return _linear_layers_reset_by(lambda layer: None)
-
-
-FIXED_VALUES = 1 << 22  # numbers in fixed_values(): more than a GPT-2-size attention module's 2,360,064 parameters
-_fixed: torch.Tensor | None = None
-
-
-def fixed_values() -> torch.Tensor:
-    """The same ``FIXED_VALUES`` numbers, uniform in [-0.05, 0.05), wherever they are asked for:
-    drawn once per process from a generator of their own (the global one is untouched); in a
-    batch, by the sandbox's zygote before any worker is forked, so that a worker reads them without
-    drawing, copying or faulting in a page."""
-    global _fixed
-    if _fixed is None:
-        generator = torch.Generator().manual_seed(0)
-        _fixed = torch.empty(FIXED_VALUES).uniform_(-0.05, 0.05, generator=generator)
-    return _fixed
-
-
-def linear_layers_fixed():
-    """Within this block, each ``nn.Linear`` built takes its weight, then its bias, from the next
-    numbers of :func:`fixed_values` (views: nothing drawn or copied) where it would draw them at
-    random: in the order the layers are built, as a seeded random stream would be drawn, so a
-    module is given what the reference built the same way is given exactly when it builds the same
-    layers in the same order (whatever order it then registers them in). A parameter for which no
-    numbers are left is all zeros (a configuration that large is not the reference's, whose checks
-    say so; nothing is left to chance). Being views, the parameters share the numbers: code that
-    writes into them in place changes them for every later build in the same process (in the
-    sandbox, the worker's own copy; in the trusted process, keep such code out of these builds)."""
-    values, taken = fixed_values(), 0
-
-    def take(layer) -> None:
-        nonlocal taken
-        for parameter in (layer.weight, layer.bias):
-            if parameter is None:
-                continue
-            count = parameter.numel()
-            if taken + count > FIXED_VALUES:
-                taken = FIXED_VALUES
-                torch.nn.init.zeros_(parameter)
-            else:
-                parameter.data = values[taken:taken + count].view_as(parameter)
-                taken += count
-
-    return _linear_layers_reset_by(take)
 
 
 def seed(value: int) -> None:
@@ -205,40 +146,6 @@ def recorded(module=None, numbers: bool = False):
                 with contextlib.suppress(Exception):
                     setattr(exc, SHAPES, shapes_text(recorder.steps, recorder.raised_from))
             raise
-
-
-SHAPES = "_grader_step_shapes"  # set on an exception that left a recorded block: its steps' shapes
-
-
-def shapes_text(steps: list, raised_from=(), limit: int = 3990) -> str:
-    """The steps the call that raised was computed from (``raised_from`` and their ancestors; all
-    steps when it is unknown), each with its index, label, shape, line (and calling line) and parents:
-    ``"!<4,W_o 4:view|6x2@mha.py:30/0<3 3:matmul|6x6@mha.py:29/0<"`` (``s``: a scalar; the first token,
-    ``!``, lists what the call that raised received: steps, and the module's attributes), latest
-    first, as many as fit in ``limit`` characters (``client.MAX_SHAPES``; :func:`protocol.shapes_text`)."""
-    steps = [Step(*step) for step in steps]
-    wanted = {p for p in raised_from if type(p) is int}
-    ancestors, frontier = set(), list(wanted)
-    while frontier:
-        i = frontier.pop()
-        if i in ancestors or not 0 <= i < len(steps):
-            continue
-        ancestors.add(i)
-        frontier.extend(p for p in steps[i].parents if type(p) is int)
-    chosen = sorted(ancestors, reverse=True) if ancestors else list(range(len(steps) - 1, -1, -1))
-    received = sorted(wanted) + sorted(p for p in raised_from if type(p) is str and p.isidentifier())
-    shapes = {i: ShapeStep(str(steps[i].label)[:40], list(steps[i].value.shape), steps[i].where,
-                           [p for p in steps[i].parents if type(p) is int]) for i in chosen}
-    return protocol.shapes_text(shapes, received, limit)
-
-
-def shapes_of_failure(exc: BaseException) -> str:
-    """The shapes :func:`recorded` noted on an exception, else ""."""
-    try:
-        text = exc.__dict__.get(SHAPES, "")
-    except Exception:  # noqa: BLE001 - an exception of the student's making
-        return ""
-    return text if type(text) is str else ""
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ import importlib.util
 import os
 import sys
 
-from grader.sandbox import probing, trace
+from grader.sandbox import failure_shapes, probing, trace
 from grader.sandbox.fault import ProbeError, describe_exception
 from grader.sandbox import wire
 from grader.sandbox.protocol import ProbeCall
@@ -134,6 +134,6 @@ def run(channel, stem: str, sandbox_dir: str, probes_module, probes: list[ProbeC
         except BaseException as exc:  # noqa: BLE001
             # Whose fault: the student's (their code raised) or the probe's own bug (grader_fault).
             event = {"event": "result", "error": describe_exception(exc, sandbox_dir)}
-            if steps and (shapes := probing.shapes_of_failure(exc)):  # where its shapes left the reference's
+            if steps and (shapes := failure_shapes.shapes_of_failure(exc)):  # where its shapes left the reference's
                 event["error"]["shapes"] = shapes
         send(event)

@@ -31,7 +31,7 @@ if __name__ == "__main__":  # started by path with -I: make the grader package i
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from grader.sandbox import probing  # noqa: E402
-from grader.sandbox import confine, hugepages, linux, pagecache, syscall_filter, wire, worker  # noqa: E402
+from grader.sandbox import confine, hugepages, linear_layers, linux, pagecache, syscall_filter, wire, worker  # noqa: E402
 from grader.sandbox.protocol import Plan  # noqa: E402
 from grader.sandbox.schedule import Group, slot_schedule  # noqa: E402
 from grader.sandbox.supervisor import PHASE_END, READY, Confinement, supervise_slot  # noqa: E402
@@ -76,7 +76,7 @@ def serve(path: str, many: bool = False) -> None:
     CONFINEMENT = Confinement(isolation, unguarded=many and not GUARDED)
     warm_up()
     if many:  # drawn once here for a batch's many workers that read them (a single grade draws them where used)
-        probing.fixed_values()
+        linear_layers.fixed_values()
     gc.freeze()  # every handler, supervisor and worker is a fork of this: their collections leave these pages shared
     if GUARDED:
         PINNED = pagecache.pin_mappings()  # what every worker inherits mapped stays resident
