@@ -11,7 +11,7 @@ made in the slot's supervisor process, holds the namespaces every worker of thos
 * a new **mount namespace** whose root is built from an allow-list (:mod:`grader.sandbox.rootfs`);
 * a new **network namespace** (no network: not even the host's loopback) and **IPC namespace**.
 
-Each worker then gets a fresh session keyring, resource limits, an unprivileged user (as root:
+Each worker then gets (:mod:`grader.sandbox.lockdown`) a fresh session keyring, resource limits, an unprivileged user (as root:
 ``sandbox_user``; without root, the same inside a user namespace, every capability dropped),
 ``no_new_privs`` and, last, the seccomp filter of :mod:`grader.sandbox.syscall_filter`. Where
 namespaces cannot be made (a container without ``CAP_SYS_ADMIN``, user namespaces disabled or
@@ -29,17 +29,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import pwd
-import resource
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
-from grader import accelerators
-from grader.sandbox import linux, pagecache, rootfs, syscall_filter
+from grader.sandbox import linux, lockdown, pagecache, rootfs, syscall_filter
 from grader.sandbox.capture import Capture, Worker, keep_only_channel, redirect_output
 from grader.sandbox.protocol import Limits
 from grader.settings import PROJECT_ROOT
@@ -67,9 +63,9 @@ class Box:
         self.guard: int | None = None  # a fanotify group: opens wait until the file is resident (pagecache)
         self.new_output()
         self.mode = isolation
-        if os.geteuid() == 0:  # for confine(), before the file system is narrowed (a worker that cannot find it says so)
+        if os.geteuid() == 0:  # for lockdown.confine(), before the file system is narrowed (a worker that cannot find it says so)
             with contextlib.suppress(KeyError):
-                sandbox_ids(limits.sandbox_user)
+                lockdown.sandbox_ids(limits.sandbox_user)
         if isolation.split("; ")[0] == NAMESPACES:
             try:
                 self.user_namespace, self.scratch = rootfs.isolate(sandbox_dir, scratch_mb=4 * limits.file_mb)
@@ -112,29 +108,7 @@ class Box:
                 os.close(read_end)
                 os.close(output_read)
                 os.close(said_read)
-                os.setsid()
-                if self.init is not None:
-                    _enter_worker_namespace()
-                    rootfs.renew_scratch(self.sandbox_dir, 4 * self.limits.file_mb, self.scratch)
-                try:
-                    if before is not None:
-                        before()
-                except BaseException:  # noqa: BLE001 - the grader's failure, not the student's
-                    os.write(said_write, b"e")
-                    raise
-                os.write(said_write, b"k")
-                os.close(said_write)
-                if self.guard is not None:  # before any descriptor is closed: the group's is inherited
-                    pagecache.mark_mounts(self.guard)
-                redirect_output(output_write)
-                if gate is not None:
-                    os.dup2(gate, 0)  # instead of /dev/null: empty once the supervisor closes it
-                channel = keep_only_channel(write_end)
-                confine(self.limits, user_namespace=self.user_namespace, seccomp=self.filtered)
-                if gate is not None and os.read(0, 1) != b"g":
-                    os._exit(0)
-                with os.fdopen(channel, "w") as stream:
-                    run(stream)
+                self._become_worker(run, gate, before, channel=write_end, output=output_write, said=said_write)
             except BaseException:  # noqa: BLE001 - the worker must end here, whatever happened
                 status = 70
             finally:
@@ -143,22 +117,45 @@ class Box:
         os.close(output_write)
         os.close(said_write)
         worker = Worker(pid, read_end, output_read, self.output)
-        said = b""
-        if select.select([said_read], [], [], PREPARING)[0]:  # what it said, or its end (end of file)
-            with contextlib.suppress(OSError):
-                said = os.read(said_read, 1)
-        os.close(said_read)
-        worker.prepared = {b"k": "ok", b"e": "unloaded"}.get(said, "lost")
+        worker.prepared = _prepared(said_read)
         if worker.prepared != "ok":
             worker.finish()
         return worker
+
+    def _become_worker(self, run, gate: int | None, before, *, channel: int, output: int, said: int) -> None:
+        """In the forked worker, in order: its own session (and namespace), ``before()``, a byte on
+        ``said`` for how that went, the page cache's guard, its output and gate, the lockdown;
+        then its turn and ``run`` on ``channel``. Its caller ends the process, whatever happens."""
+        os.setsid()
+        if self.init is not None:
+            _enter_worker_namespace()
+            rootfs.renew_scratch(self.sandbox_dir, 4 * self.limits.file_mb, self.scratch)
+        try:
+            if before is not None:
+                before()
+        except BaseException:  # noqa: BLE001 - the grader's failure, not the student's
+            os.write(said, b"e")
+            raise
+        os.write(said, b"k")
+        os.close(said)
+        if self.guard is not None:  # before any descriptor is closed: the group's is inherited
+            pagecache.mark_mounts(self.guard)
+        redirect_output(output)
+        if gate is not None:
+            os.dup2(gate, 0)  # instead of /dev/null: empty once the supervisor closes it
+        channel = keep_only_channel(channel)
+        lockdown.confine(self.limits, user_namespace=self.user_namespace, seccomp=self.filtered)
+        if gate is not None and os.read(0, 1) != b"g":
+            os._exit(0)
+        with os.fdopen(channel, "w") as stream:
+            run(stream)
 
     def sweep(self) -> None:
         """Without a PID namespace: kill what finished workers left behind (now our children)."""
         if self.init is not None:
             return
         for _ in range(100):
-            children = _children()
+            children = linux.children()
             if not children:
                 return
             for pid in children:
@@ -166,7 +163,7 @@ class Box:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
-            _reap_any(deadline=time.monotonic() + 0.2)
+            linux.reap_any(deadline=time.monotonic() + 0.2)
 
     def close(self) -> None:
         """Kill everything the workers left: the whole PID namespace, or every child."""
@@ -178,8 +175,19 @@ class Box:
         while self.init.poll() is None and time.monotonic() < end:
             # A worker not reaped yet (one that outlived finish, or after an error) keeps the
             # namespace's init from ending: reap whatever has ended, then wait for init.
-            _reap_ended()
+            linux.reap_ended()
             linux.wait_for_exit(self.init.pid, min(end - time.monotonic(), 0.005))
+
+
+def _prepared(said: int) -> str:
+    """How a new worker's preparation went, from what it said on ``said`` (closed here) within
+    :data:`PREPARING` seconds: ``"ok"``, ``"unloaded"`` or ``"lost"`` (see :meth:`Box.spawn`)."""
+    told = b""
+    if select.select([said], [], [], PREPARING)[0]:  # what it said, or its end (end of file)
+        with contextlib.suppress(OSError):
+            told = os.read(said, 1)
+    os.close(said)
+    return {b"k": "ok", b"e": "unloaded"}.get(told, "lost")
 
 
 def _start_init() -> subprocess.Popen:
@@ -226,42 +234,6 @@ def _enter_worker_namespace() -> None:
         os.kill(-1, signal.SIGKILL)  # every process of this namespace but init and us
     except OSError:
         pass
-
-
-def _children() -> list[int]:
-    """This process's children (orphans of its workers land here: it is a subreaper)."""
-    me = os.getpid()
-    try:
-        with open(f"/proc/{me}/task/{me}/children") as handle:
-            return [int(p) for p in handle.read().split()]
-    except OSError:
-        pass
-    children = []
-    for name in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{name}/stat") as handle:
-                if int(handle.read().rsplit(")", 1)[1].split()[1]) == me:
-                    children.append(int(name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return children
-
-
-def _reap_ended() -> bool:
-    """Reap every child that has ended, without waiting for the others; True when none is left."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return True
-        if pid == 0:
-            return False
-
-
-def _reap_any(deadline: float) -> None:
-    """Reap children as they end, until none is left or ``deadline`` has passed."""
-    while not _reap_ended() and time.monotonic() < deadline:
-        time.sleep(0.005)
 
 
 def probe() -> str:
@@ -321,54 +293,3 @@ def _denied_call_kills() -> bool:
     linux.join_new_session_keyring()  # denied: the kernel kills this process here
     return False
 
-
-# -- the worker ------------------------------------------------------------------------------------
-
-
-@functools.cache
-def sandbox_ids(user: str) -> tuple[int, int]:
-    """The user and group ids of the sandbox user: looked up once by a box's supervisor, where it can
-    (:class:`Box`), so that its workers inherit them instead of each asking the name service again."""
-    entry = pwd.getpwnam(user)
-    return entry.pw_uid, entry.pw_gid
-
-
-def confine(limits: Limits, *, user_namespace: bool = False, seccomp: bool = True) -> None:
-    """Apply resource limits and drop privileges; after this, student code may run."""
-    mib = 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mib,) * 2)
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mib,) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (syscall_filter.OPEN_FILES,) * 2)
-    try:  # when memory runs short, the kernel kills student code first
-        with open("/proc/self/oom_score_adj", "w") as handle:
-            handle.write("1000")
-    except OSError:
-        pass
-    if user_namespace or os.geteuid() == 0:
-        # Processes of the sandbox user (or of this user namespace): a fork bomb stops here.
-        # Not in the plain fallback without root: there it would count all of the user's processes.
-        resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
-    if user_namespace:
-        linux.drop_capabilities()
-    elif os.geteuid() == 0:
-        uid, gid = sandbox_ids(limits.sandbox_user)
-        os.setgroups([])
-        os.setgid(gid)
-        os.setuid(uid)
-    try:  # not the instructor's session keyring (login shells, services, containers give one)
-        linux.join_new_session_keyring()
-    except OSError:  # keyrings refused here (a container's own filter): then they are for us too
-        pass
-    linux.die_with_parent()  # after the change of user, which resets it
-    linux.set_no_new_privs()  # no setuid binary (sudo) helps
-    linux.set_dumpable(False)
-    sys.dont_write_bytecode = True
-    os.environ.clear()
-    # Accelerators stay hidden (grader/accelerators.py): for what the student's code starts, and
-    # for torch, which reads these when it first looks for a device.
-    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
-                       **accelerators.HIDDEN})
-    if seccomp:
-        syscall_filter.install()

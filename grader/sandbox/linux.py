@@ -1,7 +1,7 @@
-"""Raw Linux system calls the sandbox needs, through ``ctypes``: no policy here.
+"""Raw Linux system calls the sandbox needs, through ``ctypes`` (or ``os``): no policy here.
 
-Each function does one call (or one small, fixed sequence of calls) and raises ``OSError``
-with the call's name when the kernel refuses. What to call, when and with which arguments
+Each function does one call (or one small, fixed sequence of calls: a process's children
+listed, those that ended reaped) and raises ``OSError`` with the call's name when the kernel refuses. What to call, when and with which arguments
 is :mod:`grader.sandbox.confine`'s business.
 """
 
@@ -13,6 +13,7 @@ import os
 import platform
 import select
 import signal
+import time
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -157,3 +158,39 @@ def wait_for_exit(pid: int, seconds: float, also: tuple[int, ...] = ()) -> None:
         select.select([pidfd, *also], [], [], max(seconds, 0))
     finally:
         os.close(pidfd)
+
+
+def children() -> list[int]:
+    """This process's children (orphans of its workers land here: it is a subreaper)."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as handle:
+            return [int(p) for p in handle.read().split()]
+    except OSError:
+        pass
+    children = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as handle:
+                if int(handle.read().rsplit(")", 1)[1].split()[1]) == me:
+                    children.append(int(name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return children
+
+
+def reap_ended() -> bool:
+    """Reap every child that has ended, without waiting for the others; True when none is left."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
+
+
+def reap_any(deadline: float) -> None:
+    """Reap children as they end, until none is left or ``deadline`` has passed."""
+    while not reap_ended() and time.monotonic() < deadline:
+        time.sleep(0.005)
