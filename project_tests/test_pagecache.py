@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import pagecache
+from grader.sandbox import pagecache, residency
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,7 +44,7 @@ def resident_pages(path, pages: int) -> list[bool]:
     try:
         for page in range(pages):
             try:
-                os.preadv(fd, [bytearray(1)], page * pagecache.PAGE, os.RWF_NOWAIT)
+                os.preadv(fd, [bytearray(1)], page * residency.PAGE, os.RWF_NOWAIT)
                 found.append(True)
             except BlockingIOError:
                 found.append(False)
@@ -60,13 +60,13 @@ def mapped_residency(path) -> list[bool]:
 
     size = os.path.getsize(path)
     fd = os.open(path, os.O_RDONLY)
-    address = pagecache._libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    address = residency._libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
     try:
-        vector = ctypes.create_string_buffer((size + pagecache.PAGE - 1) // pagecache.PAGE)
-        assert pagecache._libc.mincore(address, size, vector) == 0
+        vector = ctypes.create_string_buffer((size + residency.PAGE - 1) // residency.PAGE)
+        assert residency._libc.mincore(address, size, vector) == 0
         return [bool(b & 1) for b in vector.raw]
     finally:
-        pagecache._libc.munmap(address, size)
+        residency._libc.munmap(address, size)
         os.close(fd)
 
 
@@ -83,13 +83,13 @@ def evicted(path) -> bool:
 
 def test_make_resident_reads_back_what_was_evicted(tmp_path):
     path = tmp_path / "data.bin"
-    path.write_bytes(os.urandom(4 * pagecache.PAGE + 123))
+    path.write_bytes(os.urandom(4 * residency.PAGE + 123))
     if not evicted(path):
         pytest.skip("this file system keeps its pages (tmpfs)")
     fd = os.open(path, os.O_RDONLY)
     try:
-        assert pagecache.make_resident(fd) == 5
-        assert pagecache.make_resident(fd) == 0  # nothing missing the second time
+        assert residency.make_resident(fd) == 5
+        assert residency.make_resident(fd) == 0  # nothing missing the second time
     finally:
         os.close(fd)
     assert resident_pages(path, 5) == [True] * 5
@@ -100,7 +100,7 @@ def test_make_resident_takes_empty_and_special_files(tmp_path):
     for path in (tmp_path / "empty", "/dev/null"):
         fd = os.open(path, os.O_RDONLY)
         try:
-            assert pagecache.make_resident(fd) == 0
+            assert residency.make_resident(fd) == 0
         finally:
             os.close(fd)
 
@@ -109,7 +109,7 @@ def test_a_file_mapped_under_a_name_with_a_carriage_return_is_found(tmp_path):
     import mmap
 
     path = tmp_path / "odd\rname.bin"
-    path.write_bytes(os.urandom(2 * pagecache.PAGE))
+    path.write_bytes(os.urandom(2 * residency.PAGE))
     before = len(pagecache.file_mappings())
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, prot=mmap.PROT_READ):
         assert len(pagecache.file_mappings()) == before + 1
@@ -128,7 +128,7 @@ def test_an_open_through_a_marked_mount_waits_until_the_file_is_resident(tmp_pat
     """A child in a mount namespace of its own marks its mounts, as a worker does, and opens a file
     just evicted: it finds every page resident."""
     path = tmp_path / "data.bin"
-    path.write_bytes(os.urandom(8 * pagecache.PAGE))
+    path.write_bytes(os.urandom(8 * residency.PAGE))
     if not evicted(path):
         pytest.skip("this file system keeps its pages (tmpfs)")
     group = pagecache._group()
@@ -216,7 +216,7 @@ def test_settle_puts_every_file_a_worker_opened_back_as_it_was_before_its_first_
         pytest.skip("fanotify permission events need root")
     cold, warm = tmp_path / "cold.bin", tmp_path / "warm.bin"
     for path in (cold, warm):
-        path.write_bytes(os.urandom(8 * pagecache.PAGE))
+        path.write_bytes(os.urandom(8 * residency.PAGE))
         os.sync()
     if not evicted(cold):
         pytest.skip("this file system keeps its pages (tmpfs)")
@@ -253,17 +253,17 @@ def test_settle_puts_every_file_a_worker_opened_back_as_it_was_before_its_first_
 
 def test_restore_evicts_and_reads_in_page_by_page(tmp_path):
     path = tmp_path / "data.bin"
-    path.write_bytes(os.urandom(6 * pagecache.PAGE))
+    path.write_bytes(os.urandom(6 * residency.PAGE))
     os.sync()
     if not evicted(path):
         pytest.skip("this file system keeps its pages (tmpfs)")
     fd = os.open(path, os.O_RDONLY)
     try:
         before = bytes([1, 0, 0, 1, 1, 0])
-        pagecache.make_resident(fd)
-        pagecache.restore(fd, before)
+        residency.make_resident(fd)
+        residency.restore(fd, before)
         assert mapped_residency(path) == [bool(b) for b in before]
-        assert list(pagecache._runs([0, 1, 3, 5, 6])) == [(0, 2), (3, 4), (5, 7)]
+        assert list(residency._runs([0, 1, 3, 5, 6])) == [(0, 2), (3, 4), (5, 7)]
     finally:
         os.close(fd)
 
@@ -272,7 +272,7 @@ def test_settling_forgets_the_files_deleted_since_they_were_kept(tmp_path):
     # A graded submission's copy is removed (no later plan can open it): settling stops restoring it.
     kept_file, deleted_file = tmp_path / "stdlib_like.py", tmp_path / "graded_copy.py"
     for path in (kept_file, deleted_file):
-        path.write_bytes(b"x" * 3 * pagecache.PAGE)
+        path.write_bytes(b"x" * 3 * residency.PAGE)
     kept: dict = {}
     for path in (kept_file, deleted_file):
         fd = os.open(path, os.O_RDONLY)

@@ -10,7 +10,7 @@ can look at them, whatever the previous plan did (docs/threat-model.md, *Concurr
 * **Files it opens.** Each worker marks the mounts of its own mount namespace with a fanotify
   ``FAN_OPEN_PERM`` mark (:func:`mark_mounts`, as root, before it is confined); every open through
   them, by the worker or any process it starts, waits until its supervisor's :class:`Guard` has
-  read every page of the file that is not resident (:func:`make_resident`). Only the opens made
+  read every page of the file that is not resident (:func:`grader.sandbox.residency.make_resident`). Only the opens made
   through the sandbox's own mounts wait: the rest of the machine is not watched.
 * **Files it inherits mapped** (the zygote's torch, Python and libraries, which a forked worker
   can read without opening anything). At the start of each plan's turn the handler reads every
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import mmap
 import os
 import re
 import resource
@@ -42,7 +41,7 @@ import select
 import stat
 import struct
 
-from grader.sandbox import linux
+from grader.sandbox import linux, residency
 
 # Appended to the isolation a batch's module reports where this guard is absent (not root): students'
 # code could then signal to classmates graded later through what is resident. ``batch`` refuses it.
@@ -54,20 +53,12 @@ FAN_OPEN_PERM = 0x10000
 FAN_ALLOW = 0x1
 EVENT = struct.Struct("=IBBHQii")  # struct fanotify_event_metadata
 RESPONSE = struct.Struct("=iI")  # struct fanotify_response
-PAGE = mmap.PAGESIZE
 # Filesystems without a page cache of files a worker could reach, or private to the worker.
 UNWATCHED = {"proc", "tmpfs", "devtmpfs", "sysfs", "devpts", "mqueue", "cgroup", "cgroup2"}
 
 _libc = linux.libc
 _libc.fanotify_init.argtypes = [ctypes.c_uint, ctypes.c_uint]
 _libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
-_libc.mmap.restype = ctypes.c_void_p
-_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-_libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-MAP_FAILED = ctypes.c_void_p(-1).value
-MADV_WILLNEED = 3
 
 
 def _group() -> int:
@@ -113,7 +104,7 @@ def start() -> bool:
 
 def settle() -> None:
     """In a handler at the start of its turn: have the answering process put every file a worker
-    has opened back as it was before the first such open (:func:`restore`), and wait until it has."""
+    has opened back as it was before the first such open (:func:`grader.sandbox.residency.restore`), and wait until it has."""
     if _SETTLE is None:
         return
     request, reply = _SETTLE
@@ -139,7 +130,7 @@ def _answer(group: int, requests: int | None = None, replies: int | None = None)
             forget_deleted(kept)
             for fd, before in kept.values():
                 with contextlib.suppress(Exception):  # noqa: BLE001 - a file that cannot be mapped: nothing to do
-                    restore(fd, before)
+                    residency.restore(fd, before)
             os.write(replies, b"k")
         if group in ready:
             _answer_events(group, kept)
@@ -160,7 +151,7 @@ def _answer_events(group: int, kept: dict[tuple[int, int], tuple[int, bytes]]) -
             if mask & FAN_OPEN_PERM:
                 try:
                     _keep(fd, kept)  # first: its residency before this open
-                    make_resident(fd)
+                    residency.make_resident(fd)
                 except Exception:  # noqa: BLE001 - a file that cannot be mapped (special): nothing to do
                     pass
                 # Never fails this process: with no one answering, every later open would wait forever.
@@ -175,7 +166,7 @@ def _keep(fd: int, kept: dict[tuple[int, int], tuple[int, bytes]]) -> None:
     info = os.fstat(fd)
     key = (info.st_dev, info.st_ino)
     if stat.S_ISREG(info.st_mode) and info.st_size and key not in kept and len(kept) < MAX_KEPT:
-        before = residency(fd)
+        before = residency.residency(fd)
         if before is not None:
             kept[key] = (os.dup(fd), before)
 
@@ -223,89 +214,6 @@ def watched_mounts(mountinfo: bytes) -> list[bytes]:
     return targets
 
 
-def make_resident(fd: int) -> int:
-    """Read every page of the regular file ``fd`` that is not in the page cache; return how many."""
-    with _mapped(fd) as (address, size):
-        return _load(address, size) if size else 0
-
-
-def residency(fd: int) -> bytes | None:
-    """Which pages of the regular file ``fd`` are resident (``mincore``: one byte per page, its lowest
-    bit set when resident), or None for what cannot be mapped."""
-    with _mapped(fd) as (address, size):
-        return _residency_at(address, size) if size else None
-
-
-def restore(fd: int, before: bytes) -> None:
-    """Put the pages of ``fd`` back as ``before`` (:func:`residency`) says: evict those that were not
-    resident, read in those that were."""
-    now = residency(fd)
-    if now is None or len(now) != len(before):  # the file changed size: leave it resident
-        make_resident(fd)
-        return
-    for start, end in _runs(index for index in range(len(now)) if now[index] & 1 and not before[index] & 1):
-        os.posix_fadvise(fd, start * PAGE, (end - start) * PAGE, os.POSIX_FADV_DONTNEED)
-    missing = [index for index in range(len(now)) if before[index] & 1 and not now[index] & 1]
-    if missing:
-        with _mapped(fd) as (address, _):
-            _touch(address, missing)
-
-
-def _runs(indexes):
-    """``(start, end)`` of each run of consecutive numbers in the increasing ``indexes``."""
-    start = previous = None
-    for index in indexes:
-        if start is None:
-            start = previous = index
-        elif index == previous + 1:
-            previous = index
-        else:
-            yield start, previous + 1
-            start = previous = index
-    if start is not None:
-        yield start, previous + 1
-
-
-@contextlib.contextmanager
-def _mapped(fd: int):
-    """``(address, size)`` of a read-only mapping of the regular file ``fd`` ((0, 0) for anything else)."""
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
-        yield 0, 0
-        return
-    address = _libc.mmap(None, info.st_size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-    if address in (None, MAP_FAILED):
-        yield 0, 0
-        return
-    try:
-        yield address, info.st_size
-    finally:
-        _libc.munmap(address, info.st_size)
-
-
-def _load(address: int, size: int) -> int:
-    """Fault in every page of ``[address, address + size)`` (a readable file mapping) that
-    mincore says is not resident; return how many."""
-    vector = _residency_at(address, size)
-    missing = [index for index, page in enumerate(vector or b"") if not page & 1]
-    if missing:
-        _libc.madvise(address, size, MADV_WILLNEED)  # read ahead what is missing, then wait for each page
-        _touch(address, missing)
-    return len(missing)
-
-
-def _residency_at(address: int, size: int) -> bytes | None:
-    """``mincore`` of ``[address, address + size)``: a byte per page, its lowest bit set when resident."""
-    vector = ctypes.create_string_buffer((size + PAGE - 1) // PAGE)
-    return vector.raw if _libc.mincore(address, size, vector) == 0 else None
-
-
-def _touch(address: int, pages: list[int]) -> None:
-    """Read one byte of each of these pages of a readable file mapping: the read faults it in."""
-    for index in pages:
-        ctypes.c_char.from_address(address + index * PAGE).value  # noqa: B018 - the read faults it in
-
-
 def file_mappings() -> list[tuple[int, int]]:
     """``(address, length)`` of this process's readable file mappings, never past the file's end."""
     found = []
@@ -346,7 +254,7 @@ def resident_mappings() -> int:
     count = 0
     for start, size in file_mappings():
         try:
-            count += _load(start, size)
+            count += residency.fault_in(start, size)
         except (OSError, ValueError):
             continue
     return count
