@@ -11,9 +11,9 @@ reference's.
 So every process of grading hides them before torch first asks (torch reads these variables
 when it first looks for a device, not when it is imported): the trusted process at its entry
 point (``grader/__main__.py``), the sandbox's zygote (``client.Sandbox`` gives it
-:data:`HIDDEN` in the environment it builds afresh), its workers (``confine`` resets their
+:data:`HIDDEN` in the environment it builds afresh), its workers (``lockdown.confine`` resets their
 environment to a list that includes :data:`HIDDEN`), and the interpreters of the local runner
-(``local.py``). Apple's MPS has no such variable: :func:`hide_mps` makes torch report it absent
+(``local_interpreter.py``). Apple's MPS has no such variable: :func:`hide_mps` makes torch report it absent
 in every process that runs student code or the grader's own checks.
 
 This module imports only the standard library: it must run before anything imports torch.
