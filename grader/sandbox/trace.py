@@ -6,7 +6,8 @@ process around the reference and the catalog's mistakes. :func:`traced` runs a c
 the import style: ``torch.softmax``, ``F.softmax``, ``x.softmax``, ``from torch import
 softmax``, ``@``), the input of every softmax and dropout, and, through forward hooks, what
 each named submodule returns (``W_query``, ``out_proj``, ...). Matmuls with a parameter of
-the module are labelled with that parameter's name (``x @ W_query``).
+the module are labelled with that parameter's name (``x @ W_query``); the names come from the
+module's structure (:mod:`grader.sandbox.module_names`).
 
 Each step also notes where the student's code computed it: the line number in the innermost
 frame of a file of the folder set by :func:`student_files` (the submission's, in the sandbox),
@@ -34,6 +35,8 @@ import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
+
+from grader.sandbox import module_names
 
 MAX_STEPS = 480  # steps kept per call
 MAX_ELEMENTS = 4096  # largest tensor kept as a step
@@ -183,45 +186,6 @@ class Recorder(TorchFunctionMode):
         return result
 
 
-def _hooks(module, recorder: Recorder) -> list:
-    """Forward hooks that note what every named submodule receives (first input) and returns."""
-    handles = []
-    if not isinstance(module, torch.nn.Module):
-        return handles
-    for name, sub in module.named_modules():
-        if not name:
-            continue
-        short = name.rsplit(".", 1)[-1]
-
-        def hook(_mod, inputs, output, short=short):
-            if inputs and isinstance(inputs[0], torch.Tensor):
-                recorder.keep(f"{short} input", inputs[0], recorder.sources(inputs[0]))
-            index = recorder.keep(short, output, recorder.sources(output))
-            if index is not None:
-                recorder.note(output, (index,))
-
-        handles.append(sub.register_forward_hook(hook))
-    return handles
-
-
-def attributes_of(module) -> dict[int, tuple]:
-    """``{id(tensor): (tensor, attribute)}`` for the module's own tensors: each parameter and buffer
-    under the name of the attribute that holds it (``W_query`` for ``W_query.weight``), and tensors
-    kept as plain attributes (``self.P``)."""
-    found: dict[int, tuple] = {}
-    if not isinstance(module, torch.nn.Module):
-        return found
-    try:
-        named = [*module.named_parameters(), *module.named_buffers()]
-        named += [(key, value) for key, value in vars(module).items() if isinstance(value, torch.Tensor)]
-    except Exception:  # noqa: BLE001 - a module of the student's making
-        return found
-    for name, value in named[:256]:
-        if isinstance(name, str) and isinstance(value, torch.Tensor):
-            found.setdefault(id(value), (value, name.split(".", 1)[0][:40]))
-    return found
-
-
 MAX_NUMBERS = 400  # Python numbers kept per call
 
 
@@ -276,11 +240,8 @@ def recording(module=None, numbers: bool = False):
     ``numbers``, also the Python numbers the student's lines assign (its ``numbers``, see
     :class:`Numbers`): a line tracer, which slows every Python call made in the block (torch's
     own included) several times over, so only a diagnosis's re-run asks for it."""
-    parameters = {}
-    if isinstance(module, torch.nn.Module):
-        parameters = {id(p): name.rsplit(".", 1)[-1] for name, p in module.named_parameters()}
-    recorder = Recorder(parameters, attributes_of(module))
-    handles = _hooks(module, recorder)
+    recorder = Recorder(module_names.parameter_names(module), module_names.attributes_of(module))
+    handles = module_names.submodule_hooks(module, recorder)
     tracer, before = Numbers(), sys.gettrace()
     recorder.numbers = tracer.found
     try:
