@@ -9,9 +9,9 @@ Files here run in three different processes:
   (``schedule.py``: which modules run together; ``supervisor.py``), which forks one worker per
   exercise module and drives it with ``probe_loop.py`` (deadlines, budgets, restarts: the loop
   ``local.py`` drives on a student's own machine too), each worker
-  confined by ``confine.py`` (the Box policy), with ``rootfs.py`` (the allow-listed root),
-  ``syscall_filter.py`` (seccomp), ``capture.py`` (the worker's output and death) and
-  ``linux.py`` (the raw system calls).
+  confined by ``confine.py`` (the Box policy) and ``lockdown.py`` (its own limits and
+  privileges), with ``rootfs.py`` (the allow-listed root), ``syscall_filter.py`` (seccomp),
+  ``capture.py`` (the worker's output and death) and ``linux.py`` (the raw system calls).
 * ``worker.py`` runs *with student code*, unprivileged and resource-limited; everything it
   sends back is treated as hostile and validated by ``wire.decode``.
 
