@@ -11,14 +11,15 @@ made in the slot's supervisor process, holds the namespaces every worker of thos
 * a new **mount namespace** whose root is built from an allow-list (:mod:`grader.sandbox.rootfs`);
 * a new **network namespace** (no network: not even the host's loopback) and **IPC namespace**.
 
-Each worker then gets (:mod:`grader.sandbox.lockdown`) a fresh session keyring, resource limits, an unprivileged user (as root:
-``sandbox_user``; without root, the same inside a user namespace, every capability dropped),
-``no_new_privs`` and, last, the seccomp filter of :mod:`grader.sandbox.syscall_filter`. Where
-namespaces cannot be made (a container without ``CAP_SYS_ADMIN``, user namespaces disabled or
-restricted, as on recent Ubuntu runners), the box falls back to what works everywhere: a
-session per worker killed as a group, the supervisor as a child subreaper that kills whatever
-its workers left behind, the limits, ``no_new_privs`` and the filter. ``Box.mode`` says which,
-and the client prints a note when it is less than :data:`NAMESPACES`.
+Each worker then gets (:mod:`grader.sandbox.lockdown`) a fresh session keyring, resource limits,
+an unprivileged user (as root: ``sandbox_user``; without root, the same inside a user namespace,
+every capability dropped), ``no_new_privs`` and, last, the seccomp filter of
+:mod:`grader.sandbox.syscall_filter`. Where namespaces cannot be made (a container without
+``CAP_SYS_ADMIN``, user namespaces disabled or restricted, as on recent Ubuntu runners), the box
+falls back to what works everywhere: a session per worker killed as a group, the supervisor as a
+child subreaper that kills whatever its workers left behind, the limits, ``no_new_privs`` and
+the filter. ``Box.mode`` says which, and the client prints a note when it is less than
+:data:`NAMESPACES`.
 
 ``probe()`` tries the whole set-up once, when the zygote starts, in a throw-away child, so
 a supervisor only attempts what is known to work.

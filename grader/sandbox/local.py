@@ -3,11 +3,12 @@
 ``python -m grader check`` (and plain ``pytest`` in a template) run the public tests on the
 student's own code, on Linux, macOS or Windows. There is nothing to protect there, so
 :class:`LocalRunner` confines nothing. It spawns interpreters (``python -I local_interpreter.py``,
-the same on every OS: :mod:`grader.sandbox.local_interpreter`), ``workers`` of them, each importing torch once and then running one module
-after another with :func:`grader.sandbox.worker.run`, forgetting every module the last one
-loaded. This process times every line an interpreter sends; after a hang or a crash it ends
-that interpreter and continues at the next probe in a fresh one. The outcomes are the
-sandbox's: ok, error, timeout, crash, module_error.
+the same on every OS: :mod:`grader.sandbox.local_interpreter`), ``workers`` of them, each
+importing torch once and then running one module after another with
+:func:`grader.sandbox.worker.run`, forgetting every module the last one loaded. This process
+times every line an interpreter sends; after a hang or a crash it ends that interpreter and
+continues at the next probe in a fresh one. The outcomes are the sandbox's: ok, error,
+timeout, crash, module_error.
 """
 
 from __future__ import annotations
