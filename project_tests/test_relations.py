@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from grader.diagnosis.localize import first_difference, shape_departure
+from grader.diagnosis.origin import value_origin
 from grader.diagnosis.relations import relation
 from grader.diagnosis.sent import AssignedNumber, numbers_with_lines, steps_of
 from grader.diagnosis.stages import Localization
@@ -82,6 +83,20 @@ def test_the_steps_and_numbers_sent_are_read_by_name_each_checked():
     assert steps[1].where == ["", 0, 0] and steps[1].parents == [7]  # a line that is none, a parent that is no name
     assert numbers_with_lines(sent) == [AssignedNumber("d", 4.0, ["mine.py", 3, 0])]
 
+
+
+def test_a_step_whose_label_is_no_string_counts_as_absent():
+    """What the sandbox sends is hostile: a label the recorder never makes (a list, a number, None) is
+    no step, so that the diagnosis, which reads labels as strings (``label.split``, a set of kinds),
+    never fails on it (it would be the instructor's "diagnosis failed", not the student's advice)."""
+    x = torch.rand(2, 3)
+    sent = protocol.traced(x, [[["softmax"], x * 2, ["mine.py", 3, 0], []], [5, x * 3, ["mine.py", 4, 0], [0]],
+                               [None, x * 4, ["mine.py", 5, 0], []], ["mul", x * 5, ["mine.py", 6, 0], []]])
+    steps = steps_of(sent)
+    assert [step.label for step in steps] == ["mul"]
+    reference = [Step("softmax input", x, ["", 0, 0], []), Step("softmax", x.softmax(-1), ["", 0, 0], [0])]
+    first_difference(reference, x.softmax(-1), steps, x)  # raises nothing
+    value_origin(steps, 0, reference)
 
 def test_an_error_carries_the_shapes_and_lines_of_its_steps(tmp_path):
     student = tmp_path / "mine.py"

@@ -53,11 +53,12 @@ def output_of(value):
 
 def steps_of(value) -> list[Step] | None:
     """The recorded steps of a traced probe's value, else None (checked: the sandbox sent them; a
-    step that is not well formed counts as absent, and the indices of the parents as they were
-    sent, which only :mod:`origin` reads)."""
+    step that is not well formed, its label no string among them, counts as absent, and the indices
+    of the parents as they were sent, which only :mod:`origin` reads)."""
     if is_traced(value) and isinstance(value.get("steps"), list):
         return [Step(s[0], s[1], checked_where(s[2] if len(s) > 2 else None), checked_parents(s[3] if len(s) > 3 else None))
-                for s in value["steps"] if isinstance(s, list) and 2 <= len(s) <= 4 and isinstance(s[1], torch.Tensor)]
+                for s in value["steps"] if isinstance(s, list) and 2 <= len(s) <= 4 and type(s[0]) is str
+                and isinstance(s[1], torch.Tensor)]
     return None
 
 
