@@ -8,7 +8,8 @@ Files here run in three different processes:
   expected value, a test or the report's path. It forks a supervisor per slot of a plan
   (``schedule.py``: which modules run together; ``supervisor.py``), which forks one worker per
   exercise module and drives it with ``probe_loop.py`` (deadlines, budgets, restarts: the loop
-  ``local.py`` drives on a student's own machine too), each worker
+  ``local.py`` drives on a student's own machine too, in interpreters that run
+  ``local_interpreter.py``), each worker
   confined by ``confine.py`` (the Box policy) and ``lockdown.py`` (its own limits and
   privileges), with ``rootfs.py`` (the allow-listed root), ``syscall_filter.py`` (seccomp),
   ``capture.py`` (the worker's output and death) and ``linux.py`` (the raw system calls).
