@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from grader import rubric as rubrics
-from grader import submission
+from grader import pytest_environment, submission
 from grader.assignment import Assignment
 from grader.dependencies import dependency_first
 from grader.sandbox import seeding
@@ -103,17 +103,13 @@ def run_suite(suite: Path, solutions: Path, plugin, *others) -> str:
     ]
     # Tests import the reference modules by their stems, and helpers beside them.
     sys.path[:0] = [str(solutions), str(suite)]
-    previous = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     log = io.StringIO()
     try:
-        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        with pytest_environment.graders_own(), contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             pytest.main(args, plugins=[plugin, *others])
     finally:
         sys.path.remove(str(solutions))
         sys.path.remove(str(suite))
-        if previous is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     return log.getvalue()
 
 

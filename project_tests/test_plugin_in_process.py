@@ -5,6 +5,8 @@ every submission as ``batch`` reuses it."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from grader.assignment import Assignment
@@ -17,6 +19,8 @@ pytest_plugins = ["pytester"]
 
 RUBRIC = 'title = "A tiny assignment"\n\n[exercises.tiny]\ntitle = "Tiny"\n'
 TESTS = '''
+import os
+
 import pytest
 
 
@@ -151,3 +155,18 @@ def test_what_is_known_of_the_suite_is_found_once_and_serves_every_submission(py
     plugin.start(runner, submission, {})
     plugin.run_probes(found.items)
     assert plugin.suite is found and runner.plans[-1].modules == found.modules and plugin.result.outcomes
+
+
+def test_the_suite_runs_whole_whatever_pytest_options_and_plugins_the_shell_names(pytester, suite, monkeypatch):
+    """``grade.run_suite`` (every grade, check and batch): an instructor's PYTEST_ADDOPTS="-x" once
+    stopped the hidden suite at its first failure, and ``-k`` leaves checks out."""
+    from grader.grade import run_suite
+
+    assignment, submission = suite
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-x -k test_right")
+    monkeypatch.setenv("PYTEST_PLUGINS", "no_such_plugin_anywhere")
+    plugin = GradingPlugin(assignment=assignment, settings=Settings())
+    plugin.start(FakeRunner(), submission, {})
+    run_suite(assignment.suite, submission, plugin)
+    assert len(plugin.json_report["tests"]) == 5
+    assert (os.environ["PYTEST_ADDOPTS"], os.environ["PYTEST_PLUGINS"]) == ("-x -k test_right", "no_such_plugin_anywhere")

@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from grader import pytest_environment
 from grader.diagnosis import catalog
 from grader.diagnosis.live_reference import Reference
 from grader.diagnosis.sent import numbers_of
@@ -133,7 +134,7 @@ def public_probes(suite: Path) -> list[tuple[str, str, dict]]:
 
     sys.path.insert(0, str(suite))
     try:
-        with contextlib.redirect_stdout(io.StringIO()) as log:
+        with pytest_environment.graders_own(), contextlib.redirect_stdout(io.StringIO()) as log:
             code = pytest.main([str(suite), "--collect-only", "-q", "-c", "/dev/null", "--rootdir", str(suite),
                                 "-p", "no:cacheprovider", "--import-mode", "importlib"], plugins=[Collect()])
     finally:
