@@ -22,7 +22,7 @@ demo: $(VENV)/installed
 
 test: $(VENV)/installed
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -n auto --dist loadfile
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder
 
 check: $(VENV)/installed
 	$(VENV)/bin/ruff check .

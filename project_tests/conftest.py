@@ -72,6 +72,37 @@ def pytest_collection_modifyitems(config, items):
         if (item.path.name in END_TO_END_FILES or item.path.name.startswith("test_hostile")
                 or item.originalname in END_TO_END_TESTS):
             item.add_marker(pytest.mark.end_to_end)
+    items[:] = in_schedule_order(items)
+
+
+# -- the schedule -------------------------------------------------------------------------------------
+# `make test` hands whole files to its workers in the order collected (`--dist loadfile
+# --no-loadscope-reorder`), so that order is the schedule. A file of `alone` tests goes first: its
+# tests wait for every other worker's running test to end, which was once a corpus's fixture of
+# nine minutes while a core idled. The in-process files follow (a few seconds: the other worker
+# spends them beside the `alone` file, mostly waiting for it); then the files whose module fixtures
+# take minutes, longest first, so that none of them starts last while the other worker idles; then
+# the rest. Only an order: a file missing from the list or misplaced costs minutes, never a result.
+LONGEST_FIRST = ["test_kept_mistakes.py", "test_hostile_batch.py", "test_unseen_mistakes.py", "test_check.py",
+                 "test_hostile_cli.py", "test_hostile_checks.py", "test_mechanism.py", "test_grading.py",
+                 "test_mutants.py", "test_honest_rewrites.py"]
+
+
+def in_schedule_order(items: list) -> list:
+    """``items`` with each file's tests together, in their order, the files in the schedule's."""
+    alone = {item.path for item in items if item.get_closest_marker("alone")}
+    in_process = {item.path for item in items} - {item.path for item in items if item.get_closest_marker("end_to_end")}
+
+    def rank(item) -> tuple[int, int]:
+        if item.path in alone:
+            return 0, 0
+        if item.path in in_process:
+            return 1, 0
+        if item.path.name in LONGEST_FIRST:
+            return 2, LONGEST_FIRST.index(item.path.name)
+        return 3, 0
+
+    return sorted(items, key=rank)  # stable: within a rank, files and tests keep the order collected
 
 
 @pytest.fixture(autouse=True, scope="session")
