@@ -10,12 +10,19 @@ read from a module of the student's making, before the recording starts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
-if TYPE_CHECKING:
-    from grader.sandbox.trace import Recorder
+
+class Steps(Protocol):
+    """Where the hooks write: the recorder (:class:`grader.sandbox.trace.Recorder`)."""
+
+    def keep(self, label: str, value, parents=()) -> int | None: ...
+
+    def sources(self, value) -> set: ...
+
+    def note(self, value, parents) -> None: ...
 
 
 def parameter_names(module) -> dict[int, str]:
@@ -27,7 +34,7 @@ def parameter_names(module) -> dict[int, str]:
     return parameters
 
 
-def submodule_hooks(module, recorder: Recorder) -> list:
+def submodule_hooks(module, recorder: Steps) -> list:
     """Forward hooks that note what every named submodule receives (first input) and returns."""
     handles = []
     if not isinstance(module, torch.nn.Module):
