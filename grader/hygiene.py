@@ -33,8 +33,11 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x9f\u061c\u200b-\u200f\u202
 #   instructor reads the name the file really has, and a name holding one is flagged: every C0
 #   control (a tab or a line break in a name is no layout), DEL and C1, the bidirectional marks, the
 #   zero-width and invisible characters and the byte order mark (dropped by clean(), they would
-#   make ``causal\u200b.py`` read as ``causal.py``), and lone surrogates (bytes that are not UTF-8).
-UNSAFE_IN_A_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+#   make ``causal\u200b.py`` read as ``causal.py``), the other characters that draw nothing (the soft
+#   hyphen, the Mongolian vowel separator, the deprecated format controls, the interlinear
+#   annotation marks, the tag characters), and lone surrogates (bytes that are not UTF-8).
+UNSAFE_IN_A_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u206f"
+                              r"\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]")
 # - classroom.log_safe() makes a line of the Actions log of text clean() made already: a run of
 #   line breaks becomes one space (a line break would end the runner's line), and the C0 controls
 #   but the whitespace, and DEL, go (a line must never carry an escape sequence).

@@ -94,7 +94,8 @@ def test_parse_line_ignores_brackets_inside_strings_and_bounds_size():
         wire.parse_line(b"{nope}")
 
 
-@pytest.mark.parametrize("invisible", ["\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\x1b"])
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\x1b", "\xad", "\u206a",
+                                       "\ufff9", "\U000e0041"])
 def test_a_file_name_with_an_invisible_character_is_flagged_and_shown_with_it_escaped(tmp_path, invisible):
     """clean() drops such a character wherever text is shown: unescaped, ``causal\\u200b.py`` would
     read as the module ``causal.py`` in the instructor's report."""
