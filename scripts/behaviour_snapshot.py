@@ -24,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
+
+
 def write_readable_json(source: Path, target: Path) -> None:
     """A report as ``diff`` reads it best: one field a line, keys sorted (a report holds no timing or
     path of the run, so two runs of the same code write the same)."""
